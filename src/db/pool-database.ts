@@ -1,0 +1,114 @@
+import type pg from 'pg';
+import { VeridexError } from '../errors/index.js';
+import type { Database, Queryable, TransactionOptions } from './database.js';
+import { type DatabaseLocation, toDatabaseError } from './db-errors.js';
+
+/** How a {@link PoolDatabase} obtains and prepares connections. */
+export interface PoolDatabaseConfig {
+  pool: pg.Pool;
+  location: DatabaseLocation;
+  schema: string;
+  /** Runs on every checked-out client before use (PGlite uses it to switch `search_path`). */
+  prepare?: (client: pg.PoolClient) => Promise<void>;
+  /** Runs once from {@link PoolDatabase.close}. */
+  dispose: () => Promise<void>;
+}
+
+/** The {@link Database} implementation over a node-postgres pool, for both backends. */
+export class PoolDatabase implements Database {
+  readonly kind: Database['kind'];
+  readonly schema: string;
+  readonly #config: PoolDatabaseConfig;
+  #closed: Promise<void> | undefined;
+
+  constructor(config: PoolDatabaseConfig) {
+    this.#config = config;
+    this.kind = config.location.kind;
+    this.schema = config.schema;
+  }
+
+  /** A human-readable location without credentials, e.g. `postgres://127.0.0.1:5432/test`. */
+  get where(): string {
+    return this.#config.location.where;
+  }
+
+  async query<Row extends pg.QueryResultRow = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<pg.QueryResult<Row>> {
+    if (!this.#config.prepare) {
+      try {
+        return await this.#config.pool.query<Row>(text, params as unknown[] | undefined);
+      } catch (error) {
+        throw toDatabaseError(error, this.#config.location);
+      }
+    }
+    return this.#withClient((client) => runQuery<Row>(client, text, params, this.#config.location));
+  }
+
+  async transaction<T>(
+    fn: (tx: Queryable) => Promise<T>,
+    options?: TransactionOptions,
+  ): Promise<T> {
+    return this.#withClient(async (client) => {
+      const location = this.#config.location;
+      const tx: Queryable = {
+        query: (text, params) => runQuery(client, text, params, location),
+      };
+      const begin = options?.isolation
+        ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`
+        : 'BEGIN';
+      await tx.query(begin);
+      try {
+        const result = await fn(tx);
+        await tx.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A failed ROLLBACK means the connection is gone; the original error is the useful one.
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#config.dispose();
+    return this.#closed;
+  }
+
+  async #withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const location = this.#config.location;
+    let client: pg.PoolClient;
+    try {
+      client = await this.#config.pool.connect();
+    } catch (error) {
+      throw toDatabaseError(error, location);
+    }
+    let broken: Error | undefined;
+    try {
+      await this.#config.prepare?.(client).catch((error: unknown) => {
+        throw toDatabaseError(error, location);
+      });
+      return await fn(client);
+    } catch (error) {
+      if (VeridexError.is(error, 'db_unavailable')) broken = error;
+      throw error;
+    } finally {
+      // Passing the error destroys the client instead of returning a dead socket to the pool.
+      client.release(broken);
+    }
+  }
+}
+
+async function runQuery<Row extends pg.QueryResultRow>(
+  client: pg.PoolClient,
+  text: string,
+  params: readonly unknown[] | undefined,
+  location: DatabaseLocation,
+): Promise<pg.QueryResult<Row>> {
+  try {
+    return await client.query<Row>(text, params as unknown[] | undefined);
+  } catch (error) {
+    throw toDatabaseError(error, location);
+  }
+}

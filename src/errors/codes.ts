@@ -1,0 +1,61 @@
+/**
+ * Every stable error code the library can raise. Codes are part of the public API:
+ * callers branch on them, so a code is never renamed or reused for another meaning.
+ * Add new codes at the end of their group.
+ */
+export const ERROR_CODES = [
+  // configuration and usage
+  'config_invalid',
+  'canonical_json_invalid',
+  // database
+  'db_unavailable',
+  'db_query_failed',
+  'migration_mismatch',
+  // audit and evidence
+  'audit_chain_broken',
+  'evidence_invalid',
+  'signer_key_invalid',
+  // tools
+  'tool_definition_invalid',
+  'tool_not_found',
+  'schema_pin_mismatch',
+  'input_invalid',
+  'output_invalid',
+  'tool_failed',
+  'tool_timeout',
+  'secret_not_found',
+  'secret_access_denied',
+  'idempotency_conflict',
+  'idempotency_in_doubt',
+  // sandbox
+  'sandbox_violation',
+  'sandbox_limit_exceeded',
+  // policy and approvals
+  'policy_denied',
+  'policy_error',
+  'approval_not_found',
+  'approval_already_decided',
+  'approval_expired',
+  'approver_not_allowed',
+  'approver_duplicate',
+  'proposer_cannot_approve',
+  'proposal_mutation_detected',
+  'resume_payload_invalid',
+  // treasury
+  'ceiling_exceeded',
+  'sanctions_hit',
+  'insufficient_funds',
+  'transfer_in_doubt',
+  'time_locked',
+  // context, envelopes, budgets
+  'context_budget_exceeded',
+  'envelope_invalid',
+  'budget_exhausted',
+  // memory
+  'memory_write_denied',
+  // adapters
+  'import_invalid',
+] as const;
+
+/** A stable, machine-readable error code. */
+export type VeridexErrorCode = (typeof ERROR_CODES)[number];

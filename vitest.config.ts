@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = fileURLToPath(new URL('./src/', import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@veridex\/langgraph$/, replacement: `${src}index.ts` },
+      { find: /^@veridex\/langgraph\/(.*)$/, replacement: `${src}$1/index.ts` },
+    ],
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    // The official checkpoint validation suite uses global describe/it.
+    globals: true,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // PGlite instances cost ~700 MB each; two workers keep a 2-core machine busy without swapping.
+    maxWorkers: 2,
+    setupFiles: ['test/support/setup.ts'],
+  },
+});
