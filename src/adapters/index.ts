@@ -1,0 +1,2 @@
+// Public surface of the adapters module (under construction).
+export {};

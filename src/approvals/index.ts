@@ -1,0 +1,2 @@
+// Public surface of the approvals module (under construction).
+export {};

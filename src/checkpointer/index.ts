@@ -1,0 +1,2 @@
+// Public surface of the checkpointer module (under construction).
+export {};

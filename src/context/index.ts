@@ -1,0 +1,2 @@
+// Public surface of the context module (under construction).
+export {};

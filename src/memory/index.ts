@@ -1,0 +1,2 @@
+// Public surface of the memory module (under construction).
+export {};

@@ -1,0 +1,2 @@
+// Public surface of the nodes module (under construction).
+export {};

@@ -1,0 +1,2 @@
+// Public surface of the sandbox module (under construction).
+export {};

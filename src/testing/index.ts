@@ -1,0 +1,2 @@
+// Public surface of the testing module (under construction).
+export {};

@@ -1,0 +1,20 @@
+export type {
+  AnyGovernedTool,
+  ApprovalRoute,
+  GovernedTool,
+  HttpClient,
+  JailedFs,
+  SafetyClass,
+  SecretRef,
+  ToolAnnotations,
+  ToolApproval,
+  ToolCallContext,
+  ToolDefinition,
+  ToolExecuteArgs,
+  ToolOutputWithArtifact,
+  ToolRetry,
+  ToolSandboxSpec,
+  ToolSecrets,
+  ToolTrust,
+} from './types.js';
+export { SAFETY_CLASSES } from './types.js';

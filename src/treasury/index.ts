@@ -1,0 +1,2 @@
+// Public surface of the treasury module (under construction).
+export {};
