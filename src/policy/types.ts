@@ -80,3 +80,26 @@ export type PolicyDecision = RuleResult & {
 export interface ProposalEvaluator {
   evaluate(proposal: Proposal): Promise<PolicyDecision>;
 }
+
+/** What a rule sees. */
+export interface PolicyContext<P extends Proposal = Proposal> {
+  proposal: P;
+  /** Evaluation time (injectable for tests). */
+  now: Date;
+}
+
+/**
+ * One policy rule. Rules run in descending `priority`; among the rules with an opinion at the
+ * highest priority, the most restrictive verdict wins (deny > escalate > allow). A rule that
+ * throws denies (fail closed).
+ */
+export interface PolicyRule {
+  /** Stable id, named in decisions and audit events (e.g. `treasury.dual_approval_threshold`). */
+  id: string;
+  name: string;
+  /** Higher runs first and outranks lower. Built-in safety-class defaults use 0. */
+  priority: number;
+  /** Proposal kinds this rule looks at (default: all). */
+  appliesTo?: ReadonlyArray<Proposal['kind']>;
+  evaluate(context: PolicyContext): RuleResult | undefined | Promise<RuleResult | undefined>;
+}

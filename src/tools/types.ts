@@ -11,7 +11,13 @@ import type { z } from 'zod';
 export type SafetyClass = 'read' | 'write' | 'network' | 'financial' | 'privileged';
 
 /** The safety classes, least to most dangerous. */
-export const SAFETY_CLASSES: readonly SafetyClass[] = ['read', 'write', 'network', 'financial', 'privileged'];
+export const SAFETY_CLASSES: readonly SafetyClass[] = [
+  'read',
+  'write',
+  'network',
+  'financial',
+  'privileged',
+];
 
 /** How an escalated call is approved. See `@veridex/langgraph/approvals`. */
 export type ApprovalRoute = 'auto' | 'human_required' | 'dual_approval' | 'policy_pack';
@@ -150,14 +156,19 @@ export interface ToolDefinition<Input extends z.ZodType, Output extends z.ZodTyp
 }
 
 /** A governed tool: a definition plus its pinned schema hash and JSON Schemas. Immutable. */
-export interface GovernedTool<Input extends z.ZodType = z.ZodType, Output extends z.ZodType = z.ZodType>
-  extends Readonly<Omit<ToolDefinition<Input, Output>, 'idempotency'>> {
+export interface GovernedTool<
+  Input extends z.ZodType = z.ZodType,
+  Output extends z.ZodType = z.ZodType,
+> extends Readonly<Omit<ToolDefinition<Input, Output>, 'idempotency'>> {
   readonly kind: 'veridex.tool';
   readonly idempotency: 'optional' | 'required';
   readonly trust: ToolTrust;
   /** SHA-256 of the canonical JSON of name, description, JSON Schemas, safety class and annotations. */
   readonly schemaHash: string;
-  readonly jsonSchema: { readonly input: Record<string, unknown>; readonly output: Record<string, unknown> };
+  readonly jsonSchema: {
+    readonly input: Record<string, unknown>;
+    readonly output: Record<string, unknown>;
+  };
 }
 
 /** Any governed tool, whatever its schemas. */

@@ -1,0 +1,129 @@
+import { type AuditLog, deriveEventId } from '../audit/index.js';
+import { policyRule } from './policy-rule.js';
+import { safetyClassDefaults } from './safety-class-defaults.js';
+import type {
+  PolicyDecision,
+  PolicyRule,
+  Proposal,
+  ProposalEvaluator,
+  RuleResult,
+  Verdict,
+} from './types.js';
+
+/** Options for {@link PolicyEngine}. */
+export interface PolicyEngineOptions {
+  rules?: readonly PolicyRule[];
+  /** Add the built-in safety-class defaults at priority 0. Default true. */
+  safetyClassDefaults?: boolean;
+  /** Where `policy_decision` and `policy_error` events go (one per proposal, replay-safe). */
+  audit?: AuditLog;
+  now?: () => Date;
+}
+
+const RESTRICTIVENESS: Record<Verdict, number> = { allow: 0, escalate: 1, deny: 2 };
+
+const DEFAULT_ALLOW = { ruleId: 'default.allow', ruleName: 'No rule objected' } as const;
+
+/**
+ * Decides every proposal (tool call, memory write, hand-off) before anything runs.
+ *
+ * Rules run in descending priority. The highest priority at which any rule has an opinion
+ * decides, and within it the most restrictive verdict wins (deny > escalate > allow); lower
+ * priorities are not consulted. A rule that throws denies the proposal (fail closed) and
+ * writes a `policy_error` event. Every decision is a `policy_decision` event naming its rule.
+ *
+ * @example
+ * const policy = new PolicyEngine({ rules: [rules.denyTools(['shell'])], audit });
+ * const decision = await policy.evaluate(proposal); // { verdict: 'deny', ruleId: 'deny_tools', ... }
+ */
+export class PolicyEngine implements ProposalEvaluator {
+  readonly #rules: PolicyRule[] = [];
+  readonly #audit: AuditLog | undefined;
+  readonly #now: () => Date;
+
+  constructor(options: PolicyEngineOptions = {}) {
+    this.#audit = options.audit;
+    this.#now = options.now ?? (() => new Date());
+    this.use(...(options.rules ?? []));
+    if (options.safetyClassDefaults ?? true) this.use(safetyClassDefaults);
+  }
+
+  /** Adds rules (validated by {@link policyRule}). Returns the engine for chaining. */
+  use(...rules: readonly PolicyRule[]): this {
+    for (const rule of rules) this.#rules.push(policyRule(rule));
+    // Stable sort: equal priorities keep registration order, so decisions are deterministic.
+    this.#rules.sort((a, b) => b.priority - a.priority);
+    return this;
+  }
+
+  /** The registered rules, highest priority first. */
+  get rules(): readonly PolicyRule[] {
+    return this.#rules;
+  }
+
+  async evaluate(proposal: Proposal): Promise<PolicyDecision> {
+    const now = this.#now();
+    const evaluations: Array<{ ruleId: string; verdict: Verdict; reason?: string }> = [];
+    let decided: { rule: PolicyRule; result: RuleResult; priority: number } | undefined;
+
+    for (const rule of this.#rules) {
+      if (decided && rule.priority < decided.priority) break;
+      if (rule.appliesTo && !rule.appliesTo.includes(proposal.kind)) continue;
+      let result: RuleResult | undefined;
+      try {
+        result = await rule.evaluate({ proposal, now });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        result = {
+          verdict: 'deny',
+          reason: `policy rule "${rule.id}" failed: ${message}`,
+          code: 'policy_error',
+        };
+        await this.#audit?.append({
+          threadId: proposal.threadId,
+          runId: proposal.runId,
+          eventId: deriveEventId(proposal.threadId, 'policy_error', proposal.hash, rule.id),
+          type: 'policy_error',
+          payload: { ruleId: rule.id, proposalHash: proposal.hash, error: message },
+        });
+      }
+      if (!result) continue;
+      evaluations.push({
+        ruleId: rule.id,
+        verdict: result.verdict,
+        ...(result.reason ? { reason: result.reason } : {}),
+      });
+      if (!decided || RESTRICTIVENESS[result.verdict] > RESTRICTIVENESS[decided.result.verdict]) {
+        decided = { rule, result, priority: rule.priority };
+      }
+    }
+
+    const decision: PolicyDecision = decided
+      ? { ...decided.result, ruleId: decided.rule.id, ruleName: decided.rule.name, evaluations }
+      : { verdict: 'allow', ...DEFAULT_ALLOW, evaluations };
+    await this.#audit?.append({
+      threadId: proposal.threadId,
+      runId: proposal.runId,
+      eventId: deriveEventId(proposal.threadId, 'policy_decision', proposal.hash),
+      type: 'policy_decision',
+      payload: describeDecision(proposal, decision),
+    });
+    return decision;
+  }
+}
+
+function describeDecision(proposal: Proposal, decision: PolicyDecision): Record<string, unknown> {
+  return {
+    proposalKind: proposal.kind,
+    proposalHash: proposal.hash,
+    ...(proposal.kind === 'tool'
+      ? { toolName: proposal.toolName, toolCallId: proposal.toolCallId }
+      : {}),
+    verdict: decision.verdict,
+    ruleId: decision.ruleId,
+    ruleName: decision.ruleName,
+    ...(decision.reason ? { reason: decision.reason } : {}),
+    ...(decision.verdict === 'escalate' ? { route: decision.route } : {}),
+    evaluations: decision.evaluations,
+  };
+}
