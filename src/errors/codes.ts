@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   // policy and approvals
   'policy_denied',
   'policy_error',
+  'rate_limited',
   'approval_not_found',
   'approval_already_decided',
   'approval_expired',

@@ -1,0 +1,32 @@
+/** All SQL of the approvals module. Tables are created by migration 0004_approvals.sql. */
+
+const COLUMNS = `id, thread_id, run_id, subject_id, proposal_hash, proposal, summary, route, rule_id, rule_name,
+  reason, tiers, tier_index, proposer, status, created_at, expires_at, decided_at, decisions`;
+
+export const INSERT_IF_ABSENT = `
+WITH inserted AS (
+  INSERT INTO veridex_approvals (${COLUMNS})
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING ${COLUMNS}
+)
+SELECT ${COLUMNS} FROM inserted
+UNION ALL
+SELECT ${COLUMNS} FROM veridex_approvals WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`;
+
+export const SELECT_BY_ID = `SELECT ${COLUMNS} FROM veridex_approvals WHERE id = $1`;
+
+export const SELECT_FOR_UPDATE = `SELECT ${COLUMNS} FROM veridex_approvals WHERE id = $1 FOR UPDATE`;
+
+export const UPDATE_STATE = `
+UPDATE veridex_approvals
+SET status = $2, tier_index = $3, expires_at = $4, decided_at = $5, decisions = $6
+WHERE id = $1`;
+
+export const LIST_PENDING = `
+SELECT ${COLUMNS} FROM veridex_approvals
+WHERE status = 'pending' AND ($1::text IS NULL OR thread_id = $1)
+ORDER BY created_at, id`;
+
+export const LIST_BY_THREAD = `
+SELECT ${COLUMNS} FROM veridex_approvals WHERE thread_id = $1 ORDER BY created_at, id`;

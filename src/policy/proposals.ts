@@ -1,0 +1,95 @@
+import { contentHash } from '../audit/index.js';
+import type { AnyGovernedTool } from '../tools/types.js';
+import type { HandoffProposal, MemoryWriteProposal, ToolProposal } from './types.js';
+
+/** The identifying fields of a tool proposal: exactly what its hash covers. */
+export interface ToolProposalEnvelope {
+  kind: 'tool';
+  toolName: string;
+  schemaHash: string;
+  arguments: Record<string, unknown>;
+  threadId: string;
+  toolCallId: string;
+}
+
+/** The envelope of a tool proposal (JSON-safe; what approvers see and what is hashed). */
+export function toolProposalEnvelope(proposal: Omit<ToolProposal, 'hash'>): ToolProposalEnvelope {
+  return {
+    kind: 'tool',
+    toolName: proposal.toolName,
+    schemaHash: proposal.schemaHash,
+    arguments: proposal.arguments,
+    threadId: proposal.threadId,
+    toolCallId: proposal.toolCallId,
+  };
+}
+
+/**
+ * Builds a tool proposal and its envelope hash: SHA-256 of the canonical JSON of kind, tool
+ * name, schema hash, arguments, thread id and tool call id. Re-building it from the same
+ * state gives the same hash, which is how a mutation between request and resume is caught.
+ *
+ * @throws VeridexError `canonical_json_invalid` if the arguments are not JSON (e.g. a bigint).
+ */
+export function buildToolProposal(input: {
+  tool: AnyGovernedTool;
+  arguments: Record<string, unknown>;
+  threadId: string;
+  runId: string;
+  toolCallId: string;
+  proposer: string;
+}): ToolProposal {
+  const draft: Omit<ToolProposal, 'hash'> = {
+    kind: 'tool',
+    tool: input.tool,
+    toolName: input.tool.name,
+    schemaHash: input.tool.schemaHash,
+    safetyClass: input.tool.safetyClass,
+    trust: input.tool.trust,
+    arguments: input.arguments,
+    threadId: input.threadId,
+    runId: input.runId,
+    toolCallId: input.toolCallId,
+    proposer: input.proposer,
+  };
+  return { ...draft, hash: contentHash(toolProposalEnvelope(draft)) };
+}
+
+/** Builds a memory-write proposal; the hash covers kind, write id, tier, namespace, content, confidence, source, tags and thread. */
+export function buildMemoryWriteProposal(
+  input: Omit<MemoryWriteProposal, 'kind' | 'hash'>,
+): MemoryWriteProposal {
+  const draft = { kind: 'memory_write' as const, ...input };
+  return {
+    ...draft,
+    hash: contentHash({
+      kind: draft.kind,
+      writeId: draft.writeId,
+      tier: draft.tier,
+      namespace: draft.namespace,
+      content: draft.content,
+      confidence: draft.confidence,
+      source: draft.source,
+      tags: draft.tags,
+      threadId: draft.threadId,
+    }),
+  };
+}
+
+/** Builds a hand-off proposal; the hash covers kind, from, to, payload hash, token count and thread. */
+export function buildHandoffProposal(
+  input: Omit<HandoffProposal, 'kind' | 'hash'>,
+): HandoffProposal {
+  const draft = { kind: 'handoff' as const, ...input };
+  return {
+    ...draft,
+    hash: contentHash({
+      kind: draft.kind,
+      from: draft.from,
+      to: draft.to,
+      payloadHash: draft.payloadHash,
+      tokenCount: draft.tokenCount,
+      threadId: draft.threadId,
+    }),
+  };
+}
