@@ -1,2 +1,7 @@
-// Public surface of the testing module (under construction).
-export {};
+export {
+  ScriptedChatModel,
+  type ScriptedModelOptions,
+  type ScriptedToolCall,
+  type ScriptedTurn,
+  scriptedModel,
+} from './scripted-model.js';
