@@ -1,4 +1,5 @@
 import { VeridexError } from '../errors/index.js';
+import { APPROVALS_USAGE, approvalsCommand } from './approvals-command.js';
 import { DEMO_USAGE, demoCommand } from './demo-command.js';
 import { type CliIo, EXIT, processIo, UsageError } from './io.js';
 import { KEYS_USAGE, keysCommand } from './keys-command.js';
@@ -8,6 +9,7 @@ type Command = (argv: string[], io: CliIo) => number | Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: string }> = {
   demo: { run: demoCommand, usage: DEMO_USAGE },
+  approvals: { run: approvalsCommand, usage: APPROVALS_USAGE },
   verify: { run: verifyCommand, usage: VERIFY_USAGE },
   keys: { run: keysCommand, usage: KEYS_USAGE },
 };
@@ -16,6 +18,7 @@ const HELP = `veridex — governance for LangGraph.js
 
 Commands:
   demo                     run the treasury scenario end to end on embedded PGlite
+  approvals list|approve|reject   list and decide pending approval requests
   verify <bundle.json>     verify a signed evidence bundle offline
   keys generate            create an Ed25519 evidence-signing key pair
 
