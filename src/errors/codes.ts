@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'db_unavailable',
   'db_query_failed',
   'migration_mismatch',
+  // checkpoints
+  'checkpoint_invalid',
   // audit and evidence
   'audit_chain_broken',
   'evidence_invalid',
@@ -35,6 +37,7 @@ export const ERROR_CODES = [
   'policy_error',
   'rate_limited',
   'approval_not_found',
+  'approval_rejected',
   'approval_already_decided',
   'approval_expired',
   'approver_not_allowed',
