@@ -105,6 +105,17 @@ const PATTERNS: readonly CredentialPattern[] = [
   },
 ];
 
+// Every pattern above contains one of these fragments; most text contains none, so one
+// case-insensitive scan rules out all patterns at once. Keep in sync when adding a pattern
+// (a test checks that every pattern's examples pass this filter).
+const MAY_CONTAIN_CREDENTIAL =
+  /-----BEGIN|:\/\/|eyJ|sk-|[sr]k_|gh[pousr]_|github_pat_|xox[abposr]-|A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)|secret|AIza|Bearer|passw|pwd|api[_-]?key|token/i;
+
+/** True when `text` might contain a credential (a fast, conservative pre-check). */
+export function mayContainCredential(text: string): boolean {
+  return MAY_CONTAIN_CREDENTIAL.test(text);
+}
+
 /** The result of {@link redactCredentials}. */
 export interface CredentialRedaction {
   text: string;
@@ -122,6 +133,11 @@ export interface CredentialRedaction {
  * // 'url=postgres://app:[REDACTED:connection_string_password]@db/prod'
  */
 export function redactCredentials(text: string): CredentialRedaction {
+  return MAY_CONTAIN_CREDENTIAL.test(text) ? scanCredentials(text) : { text, kinds: [] };
+}
+
+/** {@link redactCredentials} without the pre-check: every pattern, every time (for tests). */
+export function scanCredentials(text: string): CredentialRedaction {
   const kinds: CredentialKind[] = [];
   let result = text;
   for (const { kind, pattern, replace } of PATTERNS) {
