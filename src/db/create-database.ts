@@ -11,7 +11,7 @@ export const DEFAULT_PGLITE_DIR = './.veridex/db';
 
 /** Options for {@link createDatabase}. The first of `url`, `pool`, `pglite`, `dataDir` given wins. */
 export interface CreateDatabaseOptions {
-  /** A `postgres://` URL; the handle owns a `pg.Pool` for it. */
+  /** A `postgres://` URL; the handle owns a `pg.Pool` for it. `?schema=name` selects the schema. */
   url?: string;
   /** A pool you own; `close()` leaves it open. Its connections' `search_path` decides the schema. */
   pool?: pg.Pool;
@@ -40,14 +40,15 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * await migrate(db);
  */
 export async function createDatabase(options: CreateDatabaseOptions = {}): Promise<Database> {
-  const schema = options.schema ?? 'public';
+  const url = options.url ? new URLOrText(options.url) : undefined;
+  const schema = options.schema ?? url?.schema ?? 'public';
   if (!SCHEMA_NAME.test(schema)) {
     throw new VeridexError(
       'config_invalid',
       `Schema name "${schema}" is not allowed: use lower-case letters, digits and underscores, starting with a letter or underscore.`,
     );
   }
-  if (options.url) return openUrl(options.url, schema, options.maxConnections ?? 10);
+  if (url) return openUrl(url.connectionString, schema, options.maxConnections ?? 10);
   if (options.pool) {
     const pool = options.pool;
     return new PoolDatabase({
@@ -74,6 +75,29 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
     );
   }
   return openPglite(instance, schema, true);
+}
+
+/**
+ * A database URL with our one extension: `?schema=name` picks the schema (the parameter is
+ * removed before node-postgres sees the URL). Text that is not a URL is passed through, so
+ * node-postgres reports it.
+ */
+class URLOrText {
+  readonly connectionString: string;
+  readonly schema: string | undefined;
+
+  constructor(text: string) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(text);
+    } catch {
+      parsed = undefined;
+    }
+    const schema = parsed?.searchParams.get('schema') ?? undefined;
+    if (parsed && schema !== undefined) parsed.searchParams.delete('schema');
+    this.connectionString = parsed && schema !== undefined ? parsed.toString() : text;
+    this.schema = schema;
+  }
 }
 
 function openUrl(url: string, schema: string, max: number): Database {

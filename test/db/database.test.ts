@@ -136,6 +136,24 @@ describe('createDatabase', () => {
   });
 });
 
+describe.runIf(postgresUrl)('Database on PostgreSQL URLs', () => {
+  it('takes the schema from a ?schema= parameter of the URL', async () => {
+    const schema = uniqueSchema();
+    const url = new URL(postgresUrl!);
+    url.searchParams.set('schema', schema);
+    const db = await createDatabase({ url: url.toString() });
+    try {
+      await migrate(db);
+      const { rows } = await db.query<{ schema: string }>('SELECT current_schema() AS schema');
+      expect(db.schema).toBe(schema);
+      expect(rows[0]?.schema).toBe(schema);
+      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe.runIf(postgresUrl)('Database on PostgreSQL when the connection dies', () => {
   it('fails the running query with db_unavailable and reconnects on the next one', async () => {
     const db = await createDatabase({ url: postgresUrl!, maxConnections: 1 });

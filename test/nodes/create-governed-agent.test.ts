@@ -1,0 +1,200 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Ed25519Signer, generateKeyPair, verifyEvidence } from '../../src/audit/index.js';
+import { VeridexError } from '../../src/errors/index.js';
+import { createGovernedAgent, type GovernedAgentOptions } from '../../src/nodes/index.js';
+import { rules } from '../../src/policy/index.js';
+import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js';
+import { tool } from '../../src/tools/index.js';
+import { describeEachDatabase } from '../support/databases.js';
+import { type Ledger, testTools } from './governed-graph.js';
+
+const evidenceDir = mkdtempSync(join(tmpdir(), 'veridex-agent-'));
+afterAll(() => rmSync(evidenceDir, { recursive: true, force: true }));
+const signer = new Ed25519Signer(generateKeyPair().privateKey);
+
+const PAY = { name: 'transfer', args: { to: 'acme', amount: '50000.00', currency: 'USD' } };
+
+describeEachDatabase('createGovernedAgent', ({ db }) => {
+  async function agentWith(turns: ScriptedTurn[], extra: Partial<GovernedAgentOptions> = {}) {
+    const ledger: Ledger = { balanceReads: 0, transfers: [], rotations: 0 };
+    const agent = await createGovernedAgent({
+      name: 'payout-bot',
+      model: scriptedModel(turns),
+      instructions: 'You pay approved invoices.',
+      tools: testTools(ledger),
+      policies: [
+        rules.argumentThreshold({
+          tools: ['transfer'],
+          argument: 'amount',
+          atLeast: '10000',
+          route: 'dual_approval',
+        }),
+      ],
+      database: db(),
+      evidenceSigner: signer,
+      evidenceDir,
+      ...extra,
+    });
+    return { agent, ledger };
+  }
+
+  it('suspends for dual approval, resumes after decisions made elsewhere, and seals verifiable evidence', async () => {
+    const { agent, ledger } = await agentWith([
+      { toolCalls: [{ name: 'get_balance', args: { currency: 'USD' } }] },
+      { toolCalls: [PAY] },
+      'Paid 50,000.00 USD to acme.',
+    ]);
+    const first = await agent.run('Pay acme 50,000 USD');
+    expect(first.status).toBe('suspended');
+    expect(first.pendingApprovals).toHaveLength(1);
+    expect(first.pendingApprovals[0]).toMatchObject({
+      tool: 'transfer',
+      route: 'dual_approval',
+      requiredApprovals: 2,
+    });
+    expect(first.tokensUsed).toBeGreaterThan(0);
+    const approvalId = first.pendingApprovals[0]!.approvalId;
+
+    await agent.approvals.decide(approvalId, { decision: 'approve', approver: 'alice' });
+    const halfway = await agent.resume(first.threadId);
+    expect(halfway.status).toBe('suspended');
+    expect(halfway.pendingApprovals[0]?.approvals.map((a) => a.approver)).toEqual(['alice']);
+
+    await agent.approvals.decide(approvalId, { decision: 'approve', approver: 'bob' });
+    const done = await agent.resume(first.threadId);
+    expect(done.status).toBe('completed');
+    expect(done.output).toBe('Paid 50,000.00 USD to acme.');
+    expect(ledger.transfers).toHaveLength(1);
+    expect(ledger.balanceReads).toBe(1);
+
+    const verification = verifyEvidence(JSON.parse(JSON.stringify(done.evidenceBundle)), {
+      keys: [signer.verifier()],
+    });
+    expect(verification.valid).toBe(true);
+    const events = verification.body!.events;
+    const types = events.map((event) => event.type);
+    for (const type of [
+      'run_started',
+      'turn_started',
+      'tool_proposed',
+      'policy_decision',
+      'approval_requested',
+      'approval_decided',
+      'approval_resolved',
+      'tool_executed',
+      'run_suspended',
+      'run_completed',
+    ]) {
+      expect(types, type).toContain(type);
+    }
+    expect(
+      events
+        .filter((event) => event.type === 'approval_decided')
+        .map((event) => event.payload.approver),
+    ).toEqual(['alice', 'bob']);
+    expect(done.evidencePath).toMatch(/\.json$/);
+  });
+
+  it('ends the run as budget_exhausted when the tool budget runs out', async () => {
+    const { agent, ledger } = await agentWith(
+      [
+        { toolCalls: [{ name: 'get_balance', args: { currency: 'USD' } }] },
+        { toolCalls: [{ name: 'get_balance', args: { currency: 'EUR' } }] },
+        'never',
+      ],
+      { budget: { maxToolCalls: 1 } },
+    );
+    const result = await agent.run('check twice');
+    expect(result.status).toBe('budget_exhausted');
+    expect(ledger.balanceReads).toBe(1);
+    expect((await agent.audit.events(result.threadId)).map((event) => event.type)).toContain(
+      'budget_exhausted',
+    );
+  });
+
+  it('ends the run as budget_exhausted when the token budget runs out', async () => {
+    const { agent } = await agentWith(
+      [{ toolCalls: [{ name: 'get_balance', args: { currency: 'USD' } }] }, 'never'],
+      { budget: { maxTokens: 5 } },
+    );
+    const result = await agent.run('check the balance please');
+    expect(result.status).toBe('budget_exhausted');
+    expect(result.output).toBe('');
+  });
+
+  it('stops at the wall-clock limit with the last completed step checkpointed', async () => {
+    const slow = tool({
+      name: 'slow_report',
+      description: 'Takes a while.',
+      safetyClass: 'read',
+      input: z.object({}),
+      output: z.object({ ok: z.boolean() }),
+      async execute({ signal }) {
+        await new Promise((resolve, reject) => {
+          const timer = setTimeout(resolve, 5_000);
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
+        });
+        return { ok: true };
+      },
+    });
+    const { agent } = await agentWith(
+      [{ toolCalls: [{ name: 'slow_report', args: {} }] }, 'done'],
+      {
+        tools: [slow],
+        budget: { maxWallClockMs: 300 },
+      },
+    );
+    const started = Date.now();
+    const result = await agent.run('make the report');
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(result.status).toBe('budget_exhausted');
+    const state = await agent.graph.getState({ configurable: { thread_id: result.threadId } });
+    expect(state.next).toEqual(['tools']);
+    expect(state.values.messages.at(-1).tool_calls[0].name).toBe('slow_report');
+  });
+
+  it('reports an external cancellation as cancelled', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { agent } = await agentWith(['hi'], { budget: { signal: controller.signal } });
+    const result = await agent.run('hello');
+    expect(result.status).toBe('cancelled');
+  });
+
+  it('reports a failing model as failed, with a run_failed event', async () => {
+    const { agent } = await agentWith([
+      () => {
+        throw new Error('model provider returned 500');
+      },
+    ]);
+    const result = await agent.run('hello');
+    expect(result.status).toBe('failed');
+    expect(result.error?.message).toContain('500');
+    expect((await agent.audit.events(result.threadId)).map((event) => event.type)).toContain(
+      'run_failed',
+    );
+  });
+});
+
+describe('createGovernedAgent defaults', () => {
+  it('asks for a model when there is no API key', async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    try {
+      const error = await createGovernedAgent({ name: 'x', instructions: 'y', tools: [] }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(VeridexError.is(error, 'config_invalid')).toBe(true);
+      expect((error as Error).message).toContain('scriptedModel');
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+    }
+  });
+});

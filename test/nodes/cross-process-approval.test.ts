@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../src/db/index.js';
+import { postgresUrl, uniqueSchema } from '../support/databases.js';
+import { runVeridex } from '../support/run-cli.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const fixture = fileURLToPath(new URL('./fixtures/approval-agent.ts', import.meta.url));
+const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
+
+function runFixture(args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [tsx, fixture, ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (err += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`fixture ${args[0]} exited ${code}: ${err}`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)!));
+    });
+  });
+}
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Suspend in one process, decide with the `veridex` CLI in others, resume in a last one. */
+async function scenario(
+  env: NodeJS.ProcessEnv,
+  cli: { cwd?: string; args: string[]; env?: NodeJS.ProcessEnv },
+) {
+  const options = { ...(cli.cwd ? { cwd: cli.cwd } : {}), ...(cli.env ? { env: cli.env } : {}) };
+  const started = await runFixture(['start'], env);
+  expect(started.status).toBe('suspended');
+  const approvalId = String(started.approvalId);
+  const listed = await runVeridex(['approvals', 'list', ...cli.args], options);
+  expect(listed.stdout).toContain(approvalId);
+  const refused = await runVeridex(
+    ['approvals', 'approve', approvalId, '--as', 'payout-bot', ...cli.args],
+    options,
+  );
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain('proposer_cannot_approve');
+  const alice = await runVeridex(
+    ['approvals', 'approve', approvalId, '--as', 'alice', ...cli.args],
+    options,
+  );
+  expect(alice.stdout).toContain('pending (1 of 2 approvals)');
+  const halfway = await runFixture(['resume', String(started.threadId)], env);
+  expect(halfway).toMatchObject({ status: 'suspended', transfers: 0 });
+  const bob = await runVeridex(
+    ['approvals', 'approve', approvalId, '--as', 'bob', ...cli.args],
+    options,
+  );
+  expect(bob.stdout).toContain('approved');
+  const done = await runFixture(['resume', String(started.threadId)], env);
+  expect(done).toMatchObject({ status: 'completed', transfers: 1, output: 'Paid.' });
+}
+
+describe('approvals across processes', () => {
+  it('suspends in one process, is decided in others, and resumes in another (PGlite on disk)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'veridex-xproc-'));
+    dirs.push(dir);
+    await scenario(
+      {
+        FIXTURE_PGLITE_DIR: join(dir, '.veridex', 'db'),
+        FIXTURE_DATABASE_URL: '',
+        DATABASE_URL: '',
+      },
+      { cwd: dir, args: [], env: { DATABASE_URL: '' } },
+    );
+  }, 120_000);
+
+  it.runIf(postgresUrl)(
+    'does the same against one PostgreSQL',
+    async () => {
+      const url = new URL(postgresUrl!);
+      url.searchParams.set('schema', uniqueSchema());
+      try {
+        await scenario(
+          { FIXTURE_DATABASE_URL: url.toString() },
+          { args: ['--database-url', url.toString()] },
+        );
+      } finally {
+        const db = await createDatabase({ url: url.toString() });
+        await db.query(`DROP SCHEMA IF EXISTS "${db.schema}" CASCADE`);
+        await db.close();
+      }
+    },
+    120_000,
+  );
+});
