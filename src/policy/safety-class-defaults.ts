@@ -43,11 +43,17 @@ function decideByClass(proposal: ToolProposal): RuleResult {
   return {
     verdict: 'escalate',
     route,
-    reason: `${proposal.safetyClass} tool "${proposal.toolName}" requires ${route.replace('_', ' ')}`,
+    reason: `${proposal.safetyClass} tool "${proposal.toolName}" requires ${ROUTE_PHRASES[route]}`,
     ...(declared?.pack ? { pack: declared.pack } : {}),
     ...(declared?.timeoutMs ? { timeoutMs: declared.timeoutMs } : {}),
   };
 }
+
+const ROUTE_PHRASES: Record<Exclude<ApprovalRoute, 'auto'>, string> = {
+  human_required: 'one human approval',
+  dual_approval: 'two approvals from different people',
+  policy_pack: 'approval through its escalation chain',
+};
 
 function classDefaultRoute(proposal: ToolProposal): ApprovalRoute | 'deny' {
   switch (proposal.safetyClass) {

@@ -1,0 +1,90 @@
+// Add governance to a LangGraph you already have: swap ToolNode for governedToolNode.
+// Runs offline (scripted model, in-memory stores); set OPENAI_API_KEY to use ChatOpenAI.
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { type AIMessage, HumanMessage } from '@langchain/core/messages';
+import {
+  Command,
+  END,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from '@langchain/langgraph';
+import { ApprovalManager } from '@veridex/langgraph/approvals';
+import { AuditLog } from '@veridex/langgraph/audit';
+import {
+  type ApprovalsInterrupt,
+  governedToolNode,
+  routeAfterTools,
+} from '@veridex/langgraph/nodes';
+import { PolicyEngine, rules } from '@veridex/langgraph/policy';
+import { scriptedModel } from '@veridex/langgraph/testing';
+import { tool } from '@veridex/langgraph/tools';
+import { z } from 'zod';
+
+const refund = tool({
+  name: 'refund',
+  description: 'Refund a customer order.',
+  safetyClass: 'financial',
+  idempotency: 'required',
+  input: z.object({ orderId: z.string(), amount: z.string() }),
+  output: z.object({ refundId: z.string() }),
+  async execute({ input, idempotencyKey }) {
+    console.log(
+      `  → refunding ${input.amount} on ${input.orderId} (idempotency key ${idempotencyKey.slice(0, 18)}…)`,
+    );
+    return { refundId: `rf_${input.orderId}` };
+  },
+});
+
+const audit = new AuditLog();
+const tools = governedToolNode({
+  tools: [refund],
+  audit,
+  approvals: new ApprovalManager({ audit }),
+  policy: new PolicyEngine({
+    audit,
+    rules: [
+      rules.argumentThreshold({ argument: 'amount', atLeast: '500', route: 'dual_approval' }),
+    ],
+  }),
+});
+
+const model: BaseChatModel = process.env.OPENAI_API_KEY
+  ? new (await import('@langchain/openai')).ChatOpenAI({ model: 'gpt-4o-mini' })
+  : scriptedModel([
+      { toolCalls: [{ name: 'refund', args: { orderId: 'A-1001', amount: '120.00' } }] },
+      'Refunded 120.00 on A-1001.',
+    ]);
+const bound = model.bindTools!(tools.tools);
+
+const graph = new StateGraph(MessagesAnnotation)
+  .addNode('model', async (state) => ({ messages: [await bound.invoke(state.messages)] }))
+  .addNode('tools', tools)
+  .addEdge(START, 'model')
+  .addConditionalEdges('model', (state) =>
+    (state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END,
+  )
+  .addConditionalEdges('tools', routeAfterTools('model'), ['model', END])
+  .compile({ checkpointer: new MemorySaver() });
+
+const config = { configurable: { thread_id: 'order-A-1001' } };
+const suspended = await graph.invoke(
+  { messages: [new HumanMessage('Refund 120.00 on order A-1001')] },
+  config,
+);
+const [pending] = (suspended.__interrupt__?.[0]?.value as ApprovalsInterrupt).approvals;
+console.log(
+  `suspended: ${pending?.tool} needs ${pending?.route} (${pending?.reason}), approval ${pending?.approvalId}`,
+);
+
+const done = await graph.invoke(
+  new Command({
+    resume: { approvalId: pending!.approvalId, decision: 'approve', approver: 'support-lead' },
+  }),
+  config,
+);
+console.log(`completed: ${done.messages.at(-1)?.content}`);
+console.log(
+  `audit chain: ${(await audit.verify('order-A-1001')).valid ? 'intact' : 'BROKEN'}, ${(await audit.events('order-A-1001')).length} events`,
+);
