@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type ApprovalRequest, ApprovalManager, requiredApprovals } from '../approvals/index.js';
+import { ApprovalManager, type ApprovalRequest, requiredApprovals } from '../approvals/index.js';
 import { AuditLog, PostgresAuditStore } from '../audit/index.js';
 import { DATABASE_OPTION_HELP, openCommandDatabase } from './database-option.js';
 import { type CliIo, EXIT, UsageError } from './io.js';
@@ -40,7 +40,10 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
 
   const db = await openCommandDatabase(values['database-url']);
   try {
-    const manager = new ApprovalManager({ db, audit: new AuditLog({ store: new PostgresAuditStore(db) }) });
+    const manager = new ApprovalManager({
+      db,
+      audit: new AuditLog({ store: new PostgresAuditStore(db) }),
+    });
     if (action === 'list') {
       const pending = await manager.listPending({
         ...(values.thread ? { threadId: values.thread } : {}),
@@ -56,8 +59,11 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
       approver: values.as!,
       ...(values.reason ? { reason: values.reason } : {}),
     });
-    io.out(`${id}: ${decided.status} (${approvalCount(decided)} of ${requiredApprovals(decided)} approvals)`);
-    if (decided.status !== 'pending') io.out(`Resume thread ${decided.threadId} to continue the run.`);
+    io.out(
+      `${id}: ${decided.status} (${approvalCount(decided)} of ${requiredApprovals(decided)} approvals)`,
+    );
+    if (decided.status !== 'pending')
+      io.out(`Resume thread ${decided.threadId} to continue the run.`);
     return EXIT.ok;
   } finally {
     await db.close();
@@ -65,7 +71,9 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
 }
 
 function approvalCount(request: ApprovalRequest): number {
-  return request.decisions.filter((decision) => decision.decision === 'approve' && decision.tier === request.tierIndex).length;
+  return request.decisions.filter(
+    (decision) => decision.decision === 'approve' && decision.tier === request.tierIndex,
+  ).length;
 }
 
 function describe(request: ApprovalRequest): string {

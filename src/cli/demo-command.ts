@@ -1,70 +1,24 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import {
-  AuditLog,
-  deriveEventId,
-  loadOrCreateSigner,
-  PostgresAuditStore,
-  sealEvidence,
-  verifyEvidence,
-} from '../audit/index.js';
-import { createDatabase, DEFAULT_PGLITE_DIR, migrate } from '../db/index.js';
+import { DemoDeviation } from './demo/narrator.js';
+import { runTreasuryDemo } from './demo/treasury-demo.js';
 import { type CliIo, EXIT } from './io.js';
 
 export const DEMO_USAGE = `Usage: veridex demo
 
-Runs the end-to-end scenario on embedded PGlite in ./.veridex (no server, no keys needed).`;
+Runs the treasury payout scenario end to end on embedded PGlite in ./.veridex: no server,
+no keys (a scripted model unless OPENAI_API_KEY is set). Exits 1 if any step deviates.`;
 
-/**
- * `veridex demo`: records a short audited run on PGlite, seals it into a signed evidence
- * bundle, verifies it, and prints the command to verify it offline. Exits 1 on any deviation.
- */
+/** `veridex demo`: the treasury scenario; exit code 1 on any deviation from the story. */
 export async function demoCommand(_argv: string[], io: CliIo): Promise<number> {
-  const db = await createDatabase({ dataDir: DEFAULT_PGLITE_DIR });
   try {
-    await migrate(db);
-    const { signer, created, publicKeyPath } = loadOrCreateSigner();
-    io.out(
-      created
-        ? `Generated an Ed25519 evidence key ${signer.keyId} (${publicKeyPath})`
-        : `Using evidence key ${signer.keyId}`,
-    );
-    const audit = new AuditLog({ store: new PostgresAuditStore(db) });
-    const threadId = `demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    const steps = [
-      { type: 'run_started', payload: { prompt: 'Check the treasury balance.' } },
-      { type: 'tool_proposed', payload: { tool: 'get_balance', arguments: { currency: 'USD' } } },
-      { type: 'policy_decision', payload: { verdict: 'allow', rule: 'safety_class.read' } },
-      {
-        type: 'tool_executed',
-        payload: { tool: 'get_balance', output: { amount: '1000000.00', currency: 'USD' } },
-      },
-      { type: 'run_completed', payload: { output: 'The balance is 1,000,000.00 USD.' } },
-    ] as const;
-    for (const [index, step] of steps.entries()) {
-      await audit.append({ threadId, eventId: deriveEventId(threadId, index), ...step });
-      io.out(`  ${String(index + 1).padStart(2)}. ${step.type}`);
-    }
-    const bundle = sealEvidence(
-      { threadId, events: await audit.events(threadId), subject: { demo: 'evidence' } },
-      [signer],
-    );
-    const dir = './.veridex/evidence';
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `${threadId}.json`);
-    writeFileSync(file, `${JSON.stringify(bundle, null, 2)}\n`);
-    const result = verifyEvidence(bundle, { keys: [signer.verifier()] });
-    if (!result.valid) {
-      io.err(`Evidence did not verify: ${result.reasons.join('; ')}`);
+    await runTreasuryDemo(io);
+    io.out('');
+    io.out('Demo complete: every step behaved as promised.');
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof DemoDeviation) {
+      io.err(`\nDEVIATION: ${error.message}`);
       return EXIT.failed;
     }
-    io.out(
-      `Evidence bundle written to ${file} and verified (${result.body?.events.length} events).`,
-    );
-    io.out('Verify it offline with:');
-    io.out(`  npx veridex verify ${file} --key ${publicKeyPath}`);
-    return EXIT.ok;
-  } finally {
-    await db.close();
+    throw error;
   }
 }
