@@ -86,7 +86,10 @@ const first = await graph.invoke(
   { messages: [new HumanMessage('Pay $50,000 to Acme Suppliers')] },
   config,
 );
-const { approvalId, route } = (first.__interrupt__?.[0]?.value as ApprovalsInterrupt).approvals[0]!;
+const { approvalId, route } = (
+  (first as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]
+    ?.value as ApprovalsInterrupt
+).approvals[0]!;
 console.log(`suspended for ${route}: ${approvalId}`);
 for (const approver of ['alice@ops.example', 'bob@ops.example']) {
   await graph.invoke(

@@ -1,0 +1,109 @@
+// The treasury kit on its own (no graph, no server, no keys): the policy decides a $50,000
+// payout needs two approvers, the approved transfer runs through screening, balance check,
+// ceilings and the executor exactly once, a sanctioned address is refused, and the thread's
+// evidence bundle is sealed and verified offline.
+import { AuditLog, HmacSigner, PostgresAuditStore, verifyEvidence } from '@veridex/langgraph/audit';
+import { createDatabase, migrate } from '@veridex/langgraph/db';
+import { buildToolProposal, PolicyEngine } from '@veridex/langgraph/policy';
+import { PostgresIdempotencyStore, runTool } from '@veridex/langgraph/tools';
+import {
+  createTreasuryKit,
+  formatMoney,
+  ListSanctionsScreener,
+  MemoryPaymentRail,
+  PostgresCeilingStore,
+  StaticBalanceProvider,
+} from '@veridex/langgraph/treasury';
+
+const db = await createDatabase({ dataDir: 'memory://' }); // or { url: process.env.DATABASE_URL }
+await migrate(db);
+const audit = new AuditLog({ store: new PostgresAuditStore(db) });
+const signer = new HmacSigner('example-evidence-secret-change-me-0123456789');
+const rail = new MemoryPaymentRail(); // your bank or chain executor: { execute, lookup? }
+
+const kit = createTreasuryKit({
+  appId: 'ops-suite-01',
+  agentId: 'payout-bot',
+  balance: { provider: new StaticBalanceProvider({ USD: '1000000.00' }) },
+  transfer: { executor: rail },
+  idempotency: new PostgresIdempotencyStore(db),
+  ceilings: new PostgresCeilingStore(db),
+  sanctions: new ListSanctionsScreener({
+    addresses: ['0x8589427373d6d84e98730d7795d8f6f8731fda16'],
+    source: 'OFAC SDN (excerpt)',
+  }),
+  evidenceSigner: signer,
+  audit,
+  policy: { dualApprovalThreshold: { USD: '10000.00' }, dailyLimit: { USD: '250000.00' } },
+});
+
+// 1. What the policy says about the model's proposal (the governed tool node does this).
+const threadId = 'invoice-cycle-2026';
+const args = {
+  to: '0x90F8bf9A1C437435f3065A5A90310243E197c3b2',
+  amount: '50000.00',
+  currency: 'USD',
+};
+const policy = new PolicyEngine({ rules: kit.policyRules, audit });
+const proposal = buildToolProposal({
+  tool: kit.tool.transfer,
+  arguments: args,
+  threadId,
+  runId: threadId,
+  toolCallId: 'call_1',
+  proposer: kit.agentId,
+});
+const decision = await policy.evaluate(proposal);
+console.log(
+  `policy: ${decision.verdict} (${decision.verdict === 'escalate' ? decision.route : ''})`,
+);
+
+// 2. Approved by alice and bob: execute (twice, to show it runs once).
+const call = {
+  threadId,
+  toolCallId: 'call_1',
+  proposalHash: proposal.hash,
+  approvedBy: ['alice@company.com', 'bob@company.com'],
+  idempotency: kit.idempotency,
+  audit,
+};
+const paid = await runTool(kit.tool.transfer, args, call);
+const again = await runTool(kit.tool.transfer, args, call);
+const usage = await kit.ceilings.usage('USD');
+console.log(
+  `transfer: ${paid.status}, replayed: ${again.replayed}, rail executions: ${rail.executions.length}`,
+);
+console.log(
+  `ceiling: ${formatMoney(usage.total)} of ${formatMoney(usage.dailyLimit!)} USD used today`,
+);
+
+// 3. A sanctioned counterparty is refused by the policy, before anyone is asked to approve.
+const sanctioned = await policy.evaluate(
+  buildToolProposal({
+    tool: kit.tool.transfer,
+    arguments: { ...args, to: '0x8589427373D6D84E98730D7795D8f6f8731FDA16' },
+    threadId,
+    runId: threadId,
+    toolCallId: 'call_2',
+    proposer: kit.agentId,
+  }),
+);
+console.log(
+  `sanctioned: ${sanctioned.verdict} [${sanctioned.verdict === 'deny' ? sanctioned.code : ''}]`,
+);
+
+// 4. Evidence: sealed, then verified as an auditor would.
+const { bundle } = await kit.sealEvidence(threadId);
+const verified = verifyEvidence(JSON.parse(JSON.stringify(bundle)), { keys: [signer] });
+console.log(
+  `evidence: ${verified.valid ? 'valid' : verified.reasons.join('; ')}, events: ${verified.body?.events.map((e) => e.type).join(', ')}`,
+);
+await db.close();
+
+const ok =
+  decision.verdict === 'escalate' &&
+  paid.status === 'success' &&
+  rail.executions.length === 1 &&
+  sanctioned.verdict === 'deny' &&
+  verified.valid;
+if (!ok) process.exit(1);
