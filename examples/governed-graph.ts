@@ -73,7 +73,10 @@ const suspended = await graph.invoke(
   { messages: [new HumanMessage('Refund 120.00 on order A-1001')] },
   config,
 );
-const [pending] = (suspended.__interrupt__?.[0]?.value as ApprovalsInterrupt).approvals;
+const [pending] = (
+  (suspended as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]
+    ?.value as ApprovalsInterrupt
+).approvals;
 console.log(
   `suspended: ${pending?.tool} needs ${pending?.route} (${pending?.reason}), approval ${pending?.approvalId}`,
 );

@@ -46,7 +46,8 @@ export class ScriptedChatModel extends BaseChatModel {
     return 'veridex-scripted';
   }
 
-  override bindTools(): this {
+  /** Returns the model itself: the script decides which tools are called. */
+  override bindTools(_tools?: unknown, _kwargs?: unknown): this {
     return this;
   }
 

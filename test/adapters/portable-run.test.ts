@@ -89,7 +89,7 @@ describe('exportThread / importThread', () => {
     expect(imported.next).toEqual(['tools']);
     // The waiting node runs again and raises its interrupt; resuming completes the run.
     const suspended = await target.invoke(null, { configurable: { thread_id: 'copy' } });
-    expect(suspended.__interrupt__).toHaveLength(1);
+    expect((suspended as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
     const done = await target.invoke(new Command({ resume: { decision: 'approved' } }), {
       configurable: { thread_id: 'copy' },
     });
