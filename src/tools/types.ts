@@ -51,7 +51,7 @@ export interface ToolSandboxSpec {
    * so the child process can import it. Tools without it cannot run in a child process.
    */
   module?: string;
-  /** Export name of the tool in `module` (default: the tool's name). */
+  /** Export name of the tool in `module` (default: whichever export holds the tool of this name). */
   exportName?: string;
 }
 
@@ -133,6 +133,28 @@ export interface ToolOutputWithArtifact<Output> {
   artifact?: unknown;
 }
 
+/** What a tool's `recover` receives: the call whose earlier execution was interrupted. */
+export interface ToolRecoverArgs<Input> {
+  /** Arguments, already validated against the tool's input schema. */
+  input: Input;
+  /** The in-doubt key (the same key the interrupted execution received). */
+  idempotencyKey: string;
+  context: ToolCallContext;
+}
+
+/**
+ * What `recover` found out about an interrupted execution:
+ * - `executed`: it happened; `output` is stored as the call's result (validated and sanitised
+ *   like a fresh result) and returned without executing again;
+ * - `not_executed`: it did not happen; the key is released and the call executes normally;
+ * - `unknown`: nobody can tell; the key stays in doubt and the call fails with `error`
+ *   (default `idempotency_in_doubt`) until an operator resolves it.
+ */
+export type ToolRecovery<Output> =
+  | { status: 'executed'; output: Output | ToolOutputWithArtifact<Output> }
+  | { status: 'not_executed' }
+  | { status: 'unknown'; error?: Error };
+
 /** The options of `tool()`. */
 export interface ToolDefinition<Input extends z.ZodType, Output extends z.ZodType> {
   name: string;
@@ -153,6 +175,13 @@ export interface ToolDefinition<Input extends z.ZodType, Output extends z.ZodTyp
   execute(
     args: ToolExecuteArgs<z.output<Input>>,
   ): Promise<z.input<Output> | ToolOutputWithArtifact<z.input<Output>>>;
+  /**
+   * Called by `runTool` when the call's idempotency key is `in_doubt` (an earlier execution
+   * was interrupted while executing: crash, timeout, cancellation) to find out what happened,
+   * e.g. by asking the payment rail for the key. Without it an in-doubt call fails with
+   * `idempotency_in_doubt` until an operator resolves the key. Runs outside the sandbox.
+   */
+  recover?(args: ToolRecoverArgs<z.output<Input>>): Promise<ToolRecovery<z.input<Output>>>;
 }
 
 /** A governed tool: a definition plus its pinned schema hash and JSON Schemas. Immutable. */

@@ -1,0 +1,168 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { z } from 'zod';
+import type { AuditLog } from '../audit/audit-log.js';
+import { VeridexError } from '../errors/index.js';
+import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
+import type { PinStore } from '../tools/pin-store.js';
+import { createGovernedTool } from '../tools/tool.js';
+import { checkPins } from '../tools/tool-registry.js';
+import type { AnyGovernedTool, SafetyClass, ToolSandboxSpec } from '../tools/types.js';
+import {
+  classWithAnnotations,
+  IMPORTED_DESCRIPTION_LIMIT,
+  importedAnnotations,
+  importedDescription,
+  importJsonSchema,
+  normalizeToolName,
+} from './imported-metadata.js';
+
+/** A tool as an MCP server lists it. */
+export interface McpToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+/** Options for {@link fromMcpClient}. */
+export interface FromMcpClientOptions {
+  /** Required: each tool's class (annotations may raise it, never lower it). */
+  safetyClassFor: SafetyClass | ((tool: McpToolInfo) => SafetyClass);
+  /** Lock file of pins (default `veridex.tools.lock.json`); `false` keeps pins in `pins` only. */
+  lockFile?: string | false;
+  /** A pin store instead of the lock file (e.g. `PostgresPinStore`). */
+  pins?: PinStore;
+  /** Re-pin these (normalised) names after reviewing their change. */
+  accept?: readonly string[];
+  /** Prefix for the governed names, e.g. `github_`. */
+  prefix?: string;
+  /** Which listed tools to import (default all). */
+  include?: (tool: McpToolInfo) => boolean;
+  /** Where pin mismatches are reported (`security_event`). */
+  audit?: AuditLog;
+  maxDescriptionLength?: number;
+  /** Per-call timeout (also the governed `timeoutMs`). */
+  timeoutMs?: number;
+  sandbox?: ToolSandboxSpec;
+}
+
+/**
+ * Imports an MCP server's tools (through a connected `Client` of `@modelcontextprotocol/sdk`)
+ * as governed tools labelled `trust: 'imported'`: names normalised (and prefixed), descriptions
+ * and schemas sanitised, annotations pinned (a `destructiveHint` raises the class to at least
+ * `write`; `readOnlyHint` never lowers it). Every tool's schema hash is checked against the pin
+ * store — a lock file by default — so a server that changes a tool after it was pinned (a "rug
+ * pull") fails the import with `schema_pin_mismatch` and a `security_event`; unknown tools are
+ * pinned on first use.
+ *
+ * @throws VeridexError `schema_pin_mismatch`, `import_invalid`, `config_invalid`.
+ * @example const tools = await fromMcpClient(client, { safetyClassFor: (t) => (t.annotations?.readOnlyHint ? 'read' : 'write') });
+ */
+export async function fromMcpClient(
+  client: Client,
+  options: FromMcpClientOptions,
+): Promise<AnyGovernedTool[]> {
+  if (options.safetyClassFor === undefined) {
+    throw new VeridexError(
+      'config_invalid',
+      'fromMcpClient needs safetyClassFor: a class, or a function from the listed tool to its class.',
+    );
+  }
+  const listed: McpToolInfo[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined);
+    listed.push(...(page.tools as McpToolInfo[]));
+    cursor = page.nextCursor;
+  } while (cursor);
+  const server = client.getServerVersion()?.name ?? 'unknown';
+  const tools = listed
+    .filter((info) => options.include?.(info) ?? true)
+    .map((info) => governedMcpTool(client, info, options));
+  const store =
+    options.pins ??
+    (options.lockFile === false
+      ? undefined
+      : new LockFilePinStore(options.lockFile ?? DEFAULT_LOCK_FILE));
+  if (store) {
+    await checkPins(tools, store, {
+      source: `mcp:${server}`,
+      ...(options.accept ? { accept: options.accept } : {}),
+      ...(options.audit ? { audit: options.audit } : {}),
+    });
+  }
+  return tools;
+}
+
+function governedMcpTool(
+  client: Client,
+  info: McpToolInfo,
+  options: FromMcpClientOptions,
+): AnyGovernedTool {
+  const name = normalizeToolName(info.name, options.prefix ?? '');
+  const annotations = importedAnnotations({
+    ...info.annotations,
+    ...(info.title ? { title: info.title } : {}),
+  });
+  const given =
+    typeof options.safetyClassFor === 'function'
+      ? options.safetyClassFor(info)
+      : options.safetyClassFor;
+  const where = `MCP tool "${info.name}"`;
+  const structured = info.outputSchema !== undefined;
+  return createGovernedTool(
+    {
+      name,
+      description: importedDescription(
+        info.description,
+        name,
+        options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+      ),
+      safetyClass: classWithAnnotations(given, annotations),
+      input: importJsonSchema(info.inputSchema, where),
+      output: structured ? importJsonSchema(info.outputSchema, `${where} output`) : z.string(),
+      ...(annotations ? { annotations } : {}),
+      ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      async execute({ input, signal }) {
+        const result = await client.callTool(
+          { name: info.name, arguments: input as Record<string, unknown> },
+          undefined,
+          {
+            signal,
+            ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+          },
+        );
+        const text = contentText(result.content);
+        if (result.isError) throw new Error(text || `MCP tool ${info.name} reported an error.`);
+        return structured ? result.structuredContent : text;
+      },
+    },
+    'imported',
+  );
+}
+
+// Text blocks as they are; other blocks described, never fetched.
+function contentText(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block: Record<string, unknown>) => {
+      switch (block?.type) {
+        case 'text':
+          return String(block.text ?? '');
+        case 'image':
+        case 'audio':
+          return `[${block.type} ${String(block.mimeType ?? '')}]`;
+        case 'resource':
+          return `[resource ${String((block.resource as { uri?: unknown })?.uri ?? '')}]`;
+        case 'resource_link':
+          return `[resource ${String(block.uri ?? '')}]`;
+        default:
+          return '';
+      }
+    })
+    .filter((part) => part.length > 0)
+    .join('\n');
+}

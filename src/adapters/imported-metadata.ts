@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { VeridexError } from '../errors/index.js';
+import { sanitizeOutput } from '../tools/sanitize-output.js';
+import { TOOL_NAME_PATTERN } from '../tools/tool.js';
+import { SAFETY_CLASSES, type SafetyClass, type ToolAnnotations } from '../tools/types.js';
+
+/** Default cap on an imported tool's description (characters). */
+export const IMPORTED_DESCRIPTION_LIMIT = 1024;
+/** Cap on descriptions and titles inside an imported JSON Schema (characters). */
+const SCHEMA_TEXT_LIMIT = 300;
+/** Largest imported JSON Schema accepted (bytes of JSON). */
+const SCHEMA_SIZE_LIMIT = 100_000;
+
+/**
+ * A tool name every model API accepts: characters outside `[A-Za-z0-9_-]` become `_`, an
+ * optional prefix is added (`github_create_issue`), and the result is cut to 64 characters.
+ *
+ * @throws VeridexError `import_invalid` when nothing usable is left.
+ */
+export function normalizeToolName(name: unknown, prefix = ''): string {
+  const cleaned = `${prefix}${String(name ?? '')}`
+    .replace(/[^A-Za-z0-9_-]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64);
+  if (!TOOL_NAME_PATTERN.test(cleaned)) {
+    throw new VeridexError(
+      'import_invalid',
+      `Imported tool name ${JSON.stringify(String(name)).slice(0, 80)} has no usable characters.`,
+    );
+  }
+  return cleaned;
+}
+
+/**
+ * Untrusted text from a tool's metadata, made safe to show a model: the output sanitiser
+ * (hidden characters, role tokens, credentials) and a length cap with `…`.
+ */
+export function sanitizeImportedText(text: unknown, limit: number): string {
+  const clean = sanitizeOutput(typeof text === 'string' ? text : '', { maxBytes: limit * 4 + 64 })
+    .content.replace(/\n\[truncated: \d+ bytes\]$/, '')
+    .trim();
+  const characters = [...clean];
+  return characters.length <= limit ? clean : `${characters.slice(0, limit - 1).join('')}…`;
+}
+
+/** The description of an imported tool: sanitised, capped, never empty. */
+export function importedDescription(
+  text: unknown,
+  name: string,
+  limit = IMPORTED_DESCRIPTION_LIMIT,
+): string {
+  return sanitizeImportedText(text, limit) || `Imported tool ${name}.`;
+}
+
+/**
+ * A zod schema from an imported JSON Schema, via zod 4's `z.fromJSONSchema`, after
+ * sanitising it: descriptions and titles cleaned and capped, and objects that do not say
+ * otherwise closed (`additionalProperties: false`), so the model can only send declared fields.
+ *
+ * @throws VeridexError `import_invalid` for oversized or unreadable schemas.
+ */
+export function importJsonSchema(schema: unknown, where: string): z.ZodType {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    throw new VeridexError('import_invalid', `${where}: expected a JSON Schema object.`);
+  }
+  const size = JSON.stringify(schema).length;
+  if (size > SCHEMA_SIZE_LIMIT) {
+    throw new VeridexError(
+      'import_invalid',
+      `${where}: JSON Schema of ${size} bytes exceeds the ${SCHEMA_SIZE_LIMIT}-byte limit.`,
+    );
+  }
+  try {
+    return z.fromJSONSchema(sanitizeSchema(schema, 0) as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch (error) {
+    throw new VeridexError(
+      'import_invalid',
+      `${where}: zod could not read the JSON Schema (${(error as Error).message}).`,
+      { cause: error },
+    );
+  }
+}
+
+function sanitizeSchema(node: unknown, depth: number): unknown {
+  if (depth > 32)
+    throw new VeridexError('import_invalid', 'JSON Schema nests deeper than 32 levels.');
+  if (Array.isArray(node)) return node.map((item) => sanitizeSchema(item, depth + 1));
+  if (typeof node !== 'object' || node === null) return node;
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === 'description' || key === 'title') && typeof value === 'string') {
+      result[key] = sanitizeImportedText(value, SCHEMA_TEXT_LIMIT);
+    } else if (key === 'properties' && typeof value === 'object' && value !== null) {
+      result[key] = Object.fromEntries(
+        Object.entries(value).map(([name, child]) => [name, sanitizeSchema(child, depth + 1)]),
+      );
+    } else {
+      result[key] = sanitizeSchema(value, depth + 1);
+    }
+  }
+  if (
+    result.type === 'object' &&
+    !('additionalProperties' in result) &&
+    !('patternProperties' in result)
+  ) {
+    result.additionalProperties = false;
+  }
+  return result;
+}
+
+const ORDER = SAFETY_CLASSES;
+
+/** The stricter of two safety classes. */
+export function stricterClass(a: SafetyClass, b: SafetyClass): SafetyClass {
+  return ORDER.indexOf(a) >= ORDER.indexOf(b) ? a : b;
+}
+
+/**
+ * MCP-style annotations of an imported tool, kept only as the known fields with the right
+ * types (titles sanitised). They are pinned with the tool; they can raise its safety class
+ * (`destructiveHint: true` → at least `write`) but never lower it.
+ */
+export function importedAnnotations(raw: unknown): ToolAnnotations | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const record = raw as Record<string, unknown>;
+  const annotations: ToolAnnotations = {};
+  if (typeof record.title === 'string')
+    annotations.title = sanitizeImportedText(record.title, SCHEMA_TEXT_LIMIT);
+  for (const hint of [
+    'readOnlyHint',
+    'destructiveHint',
+    'idempotentHint',
+    'openWorldHint',
+  ] as const) {
+    if (typeof record[hint] === 'boolean') annotations[hint] = record[hint];
+  }
+  return Object.keys(annotations).length === 0 ? undefined : annotations;
+}
+
+/** The class of an imported tool: the one given, raised (never lowered) by its annotations. */
+export function classWithAnnotations(
+  given: SafetyClass,
+  annotations: ToolAnnotations | undefined,
+): SafetyClass {
+  if (!SAFETY_CLASSES.includes(given)) {
+    throw new VeridexError(
+      'config_invalid',
+      `safetyClass must be one of ${SAFETY_CLASSES.join(', ')}; got ${String(given)}.`,
+    );
+  }
+  return annotations?.destructiveHint === true ? stricterClass(given, 'write') : given;
+}

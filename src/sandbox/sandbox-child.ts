@@ -1,0 +1,200 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { VeridexError } from '../errors/index.js';
+import { decodeStoredJson, encodeStoredJson } from '../tools/stored-json.js';
+import type { ChildRequest, ChildResponse } from './child-protocol.js';
+import { readProcessUsage } from './process-usage.js';
+
+/** Limits of one child run. */
+export interface ChildLimits {
+  cpuMs: number;
+  memoryMb: number;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+type Limit = 'cpu' | 'memory' | 'time' | 'output';
+const POLL_MS = 20;
+// Node itself needs ~40–60 MB resident besides the V8 heap that --max-old-space-size caps.
+const RSS_HEADROOM_MB = 128;
+
+/**
+ * One sandbox child process: started (it then waits for its request on stdin), driven once,
+ * then gone. Output is collected from the moment it starts; limits apply from the moment it
+ * is driven (CPU counted from there), so a child started ahead of time is not charged for
+ * its idle wait.
+ */
+export class SandboxChild {
+  readonly #child: ChildProcess;
+  readonly #result: Buffer[] = [];
+  #resultBytes = 0;
+  #stderr = '';
+  #closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  #resultEnded: Promise<void>;
+  #exited = false;
+  #onData: (bytes: number) => void = () => undefined;
+
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+    const results = child.stdio[3] as Readable;
+    results.on('data', (chunk: Buffer) => {
+      this.#resultBytes += chunk.length;
+      this.#result.push(chunk);
+      this.#onData(this.#resultBytes);
+    });
+    // The child closes the result channel as soon as it has written: no need to wait for the
+    // process to tear down before answering.
+    this.#resultEnded = new Promise((resolve) => {
+      results.on('end', resolve);
+      results.on('error', resolve);
+    });
+    child.stdout?.resume();
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (this.#stderr.length < 16_384) this.#stderr += chunk.toString('utf8');
+    });
+    this.#closed = new Promise((resolve, reject) => {
+      child.on('error', (error) => {
+        this.#exited = true;
+        reject(
+          new VeridexError(
+            'sandbox_violation',
+            `Could not start the sandbox process: ${error.message}`,
+            { cause: error },
+          ),
+        );
+      });
+      child.on('close', (code, signal) => {
+        this.#exited = true;
+        resolve({ code, signal });
+      });
+    });
+    this.#closed.catch(() => undefined);
+  }
+
+  /** Starts `node args` with exactly `env`, in `cwd`. */
+  static start(args: readonly string[], env: Record<string, string>, cwd: string): SandboxChild {
+    return new SandboxChild(
+      spawn(process.execPath, [...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] }),
+    );
+  }
+
+  /** Still waiting for its request. */
+  get waiting(): boolean {
+    return !this.#exited && this.#child.exitCode === null && this.#child.stdin?.writable === true;
+  }
+
+  /** Lets the parent exit while this child waits (it then sees stdin close and exits too). */
+  park(): this {
+    this.#child.unref();
+    for (const stream of this.#child.stdio) (stream as { unref?: () => void } | null)?.unref?.();
+    return this;
+  }
+
+  kill(): void {
+    this.#child.kill('SIGKILL');
+  }
+
+  /**
+   * Sends the request and waits for the response under `limits`.
+   * @throws the signal's reason on abort; VeridexError `sandbox_limit_exceeded` (details.limit)
+   * or `tool_failed` when the child ends without a response.
+   */
+  async drive(
+    request: ChildRequest,
+    limits: ChildLimits,
+    signal: AbortSignal,
+    toolName: string,
+  ): Promise<ChildResponse> {
+    const child = this.#child;
+    child.ref();
+    for (const stream of child.stdio) (stream as { ref?: () => void } | null)?.ref?.();
+    let limit: Limit | undefined;
+    let aborted = false;
+    const stop = (reason: Limit | 'abort') => {
+      if (reason === 'abort') aborted = true;
+      else limit ??= reason;
+      child.kill('SIGKILL');
+    };
+    const baseline = child.pid === undefined ? undefined : readProcessUsage(child.pid);
+    const wall = setTimeout(() => stop('time'), limits.timeoutMs);
+    const monitor = setInterval(() => {
+      const usage = child.pid === undefined ? undefined : readProcessUsage(child.pid);
+      if (usage && usage.cpuMs - (baseline?.cpuMs ?? 0) > limits.cpuMs) stop('cpu');
+      else if (usage && usage.rssMb > limits.memoryMb + RSS_HEADROOM_MB) stop('memory');
+    }, POLL_MS);
+    const onAbort = () => stop('abort');
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.#onData = (bytes) => {
+      if (bytes > limits.maxOutputBytes) stop('output');
+    };
+    this.#onData(this.#resultBytes);
+    let response: ChildResponse | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    try {
+      child.stdin?.end(encodeStoredJson(request));
+      await Promise.race([this.#resultEnded, this.#closed]);
+      if (limit === undefined && !aborted && this.#resultBytes > 0) response = this.#decode();
+      if (response)
+        child.kill('SIGKILL'); // it is exiting anyway; do not wait for teardown
+      else exit = await this.#closed;
+    } finally {
+      clearTimeout(wall);
+      clearInterval(monitor);
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (response) return response;
+    exit ??= { code: null, signal: null };
+    if (aborted) throw signal.reason;
+    if (limit === undefined && /heap out of memory|Reached heap limit/i.test(this.#stderr))
+      limit = 'memory';
+    if (limit) throw limitError(toolName, limit, limits);
+    if (this.#resultBytes === 0) {
+      // A clean exit without a result (code 0, or 13 for a pending top-level await): the
+      // tool's promise was left pending with nothing scheduled that could settle it.
+      const why =
+        exit.code === 0 || exit.code === 13
+          ? 'its promise never settled'
+          : `it exited with ${exit.signal ?? `code ${exit.code}`}`;
+      throw new VeridexError(
+        'tool_failed',
+        `The sandbox process of tool "${toolName}" ended without a result: ${why}.`,
+        {
+          details: { tool: toolName, exitCode: exit.code, signal: exit.signal },
+        },
+      );
+    }
+    return (
+      this.#decode() ??
+      Promise.reject(
+        new VeridexError(
+          'tool_failed',
+          `The sandbox process of tool "${toolName}" returned an unreadable result.`,
+        ),
+      )
+    );
+  }
+
+  #decode(): ChildResponse | undefined {
+    try {
+      return decodeStoredJson(Buffer.concat(this.#result).toString('utf8')) as ChildResponse;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function limitError(name: string, limit: Limit, limits: ChildLimits): VeridexError {
+  const what = {
+    cpu: `used more than ${limits.cpuMs} ms of CPU`,
+    memory: `used more than ${limits.memoryMb} MB of memory`,
+    time: `ran longer than ${limits.timeoutMs} ms`,
+    output: `returned more than ${limits.maxOutputBytes} bytes`,
+  }[limit];
+  return new VeridexError(
+    'sandbox_limit_exceeded',
+    `Tool "${name}" ${what} and was stopped by its sandbox.`,
+    {
+      details: { tool: name, limit },
+    },
+  );
+}

@@ -1,0 +1,217 @@
+import type { AuditLog } from '../audit/audit-log.js';
+import { deriveEventId } from '../audit/trace-event.js';
+import { VeridexError } from '../errors/index.js';
+import type { PinStore } from './pin-store.js';
+import { schemaHashOf } from './schema-hash.js';
+import type { AnyGovernedTool } from './types.js';
+
+/** Options for {@link ToolRegistry}. */
+export interface ToolRegistryOptions {
+  /** Persisted pins for {@link ToolRegistry.registerPinned} (lock file or database). */
+  pins?: PinStore;
+  /** Where pin mismatches found at registration are reported (`security_event`). */
+  audit?: AuditLog;
+  /** Thread of those registration-time events (default `veridex:tools`). */
+  auditThreadId?: string;
+}
+
+/**
+ * The tools an agent may call, each pinned to its schema hash at registration. `runTool`
+ * (given `registry`) re-computes the hash from the tool's current fields before every call; a
+ * description edited at run time or a swapped schema fails with `schema_pin_mismatch` and the
+ * call does not run. `registerPinned` also checks persisted pins, catching changes between
+ * restarts (an MCP server that changes a tool after it was approved: a "rug pull").
+ *
+ * @example
+ * const registry = new ToolRegistry().register(getWeather, sendEmail);
+ * await runTool(getWeather, args, { registry });
+ */
+export class ToolRegistry {
+  readonly #tools = new Map<string, { tool: AnyGovernedTool; pin: string }>();
+  readonly #options: ToolRegistryOptions;
+
+  constructor(options: ToolRegistryOptions = {}) {
+    this.#options = options;
+  }
+
+  /**
+   * Registers tools, pinning each to its current schema hash. Re-registering the same
+   * contract is a no-op.
+   * @throws VeridexError `schema_pin_mismatch` if a tool's fields no longer match its own
+   * `schemaHash`, or a different contract is already registered under its name.
+   */
+  register(...tools: AnyGovernedTool[]): this {
+    for (const tool of tools) {
+      const current = schemaHashOf(tool);
+      if (current !== tool.schemaHash)
+        throw mismatch(tool.name, tool.schemaHash, current, 'its own schemaHash');
+      const existing = this.#tools.get(tool.name);
+      if (existing && existing.pin !== current) {
+        throw mismatch(
+          tool.name,
+          existing.pin,
+          current,
+          'the contract already registered under this name',
+        );
+      }
+      this.#tools.set(tool.name, { tool, pin: current });
+    }
+    return this;
+  }
+
+  /**
+   * Checks tools against the persisted pins (pinning unknown ones: trust on first use), then
+   * registers them. A tool listed in `accept` is re-pinned to its current hash (after review).
+   * @throws VeridexError `schema_pin_mismatch` naming every changed tool (after writing a
+   * `security_event` each); none of the tools is registered then.
+   */
+  async registerPinned(
+    tools: readonly AnyGovernedTool[],
+    options: { source?: string; accept?: readonly string[] } = {},
+  ): Promise<this> {
+    const store = this.#options.pins;
+    if (!store)
+      throw new VeridexError(
+        'config_invalid',
+        'ToolRegistry.registerPinned needs a pin store: new ToolRegistry({ pins }).',
+      );
+    await checkPins(tools, store, { ...options, ...this.#auditOptions() });
+    return this.register(...tools);
+  }
+
+  /** The registered tool called `name`. */
+  get(name: string): AnyGovernedTool | undefined {
+    return this.#tools.get(name)?.tool;
+  }
+
+  /** Every registered tool, in registration order. */
+  list(): AnyGovernedTool[] {
+    return [...this.#tools.values()].map((entry) => entry.tool);
+  }
+
+  /** The pinned hash of `name`. */
+  pinOf(name: string): string | undefined {
+    return this.#tools.get(name)?.pin;
+  }
+
+  /**
+   * Compares `tool`'s current fields with the pin of its name; returns the error instead of
+   * throwing (the per-call hot path). `undefined` means the pin holds.
+   */
+  check(tool: AnyGovernedTool): VeridexError | undefined {
+    const entry = this.#tools.get(tool.name);
+    if (entry === undefined) {
+      return new VeridexError(
+        'tool_not_found',
+        `Tool "${tool.name}" is not registered; register it with registry.register(tool) before calling it.`,
+        { details: { tool: tool.name } },
+      );
+    }
+    const current = currentHashOf(tool);
+    return current === entry.pin
+      ? undefined
+      : mismatch(tool.name, entry.pin, current, 'the pin recorded at registration');
+  }
+
+  /** {@link check}, throwing. @throws VeridexError `schema_pin_mismatch` or `tool_not_found`. */
+  verify(tool: AnyGovernedTool): void {
+    const problem = this.check(tool);
+    if (problem) throw problem;
+  }
+
+  #auditOptions(): { audit?: AuditLog; auditThreadId?: string } {
+    return {
+      ...(this.#options.audit ? { audit: this.#options.audit } : {}),
+      ...(this.#options.auditThreadId ? { auditThreadId: this.#options.auditThreadId } : {}),
+    };
+  }
+}
+
+/**
+ * Checks `tools` against `store`: unknown tools are pinned, changed ones reported.
+ * @throws VeridexError `schema_pin_mismatch` (details.tools lists each change).
+ */
+export async function checkPins(
+  tools: readonly AnyGovernedTool[],
+  store: PinStore,
+  options: {
+    source?: string;
+    accept?: readonly string[];
+    audit?: AuditLog;
+    auditThreadId?: string;
+  } = {},
+): Promise<void> {
+  const changed: Array<{ tool: string; pinned: string; current: string }> = [];
+  const fresh: AnyGovernedTool[] = [];
+  for (const tool of tools) {
+    const current = schemaHashOf(tool);
+    const pin = await store.get(tool.name);
+    if (pin === undefined || options.accept?.includes(tool.name)) fresh.push(tool);
+    else if (pin.schemaHash !== current)
+      changed.push({ tool: tool.name, pinned: pin.schemaHash, current });
+  }
+  if (changed.length > 0) {
+    const threadId = options.auditThreadId ?? 'veridex:tools';
+    await options.audit?.appendMany(
+      changed.map((change) => ({
+        threadId,
+        type: 'security_event' as const,
+        eventId: deriveEventId(
+          threadId,
+          'security_event',
+          'schema_pin_mismatch',
+          change.tool,
+          change.current,
+        ),
+        payload: {
+          reason: 'schema_pin_mismatch',
+          toolName: change.tool,
+          pinnedHash: change.pinned,
+          currentHash: change.current,
+          source: options.source ?? null,
+        },
+      })),
+    );
+    const names = changed.map((change) => `"${change.tool}"`).join(', ');
+    throw new VeridexError(
+      'schema_pin_mismatch',
+      `Tool ${names} changed since it was pinned (description, schemas, safety class or annotations differ). Review the change; if it is expected, re-pin with accept: [${changed.map((change) => `'${change.tool}'`).join(', ')}] or delete its entry from the lock file.`,
+      { details: { tools: changed } },
+    );
+  }
+  const pinnedAt = new Date().toISOString();
+  for (const tool of fresh) {
+    await store.set({
+      name: tool.name,
+      schemaHash: schemaHashOf(tool),
+      pinnedAt,
+      ...(options.source ? { source: options.source } : {}),
+    });
+  }
+}
+
+// A frozen tool whose nested fields are frozen (what tool() returns) cannot change, so its
+// recomputed hash is remembered per object; any edited copy is a new object and is recomputed.
+// (A Proxy cannot fake this: frozen properties must read the same through every trap.)
+const verifiedHashes = new WeakMap<object, string>();
+
+function currentHashOf(tool: AnyGovernedTool): string {
+  const cached = verifiedHashes.get(tool);
+  if (cached !== undefined) return cached;
+  const hash = schemaHashOf(tool);
+  if (Object.isFrozen(tool) && isDeepFrozen(tool.annotations)) verifiedHashes.set(tool, hash);
+  return hash;
+}
+
+function isDeepFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  return Object.isFrozen(value) && Object.values(value).every(isDeepFrozen);
+}
+
+function mismatch(name: string, pinned: string, current: string, against: string): VeridexError {
+  return new VeridexError(
+    'schema_pin_mismatch',
+    `Tool "${name}" does not match ${against}: its name, description, schemas, safety class or annotations changed (pinned ${pinned.slice(0, 12)}…, now ${current.slice(0, 12)}…). The call was not run.`,
+    { details: { tool: name, pinnedHash: pinned, currentHash: current } },
+  );
+}
