@@ -1,3 +1,4 @@
+export { AuditBatch, type AuditSink } from './audit-batch.js';
 export { type AppendEventInput, AuditLog, type AuditLogOptions } from './audit-log.js';
 export type { AuditStore, ChainableEvent } from './audit-store.js';
 export { type CanonicalValue, canonicalJson } from './canonical-json.js';

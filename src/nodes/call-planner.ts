@@ -1,6 +1,6 @@
 import type { ToolCall } from '@langchain/core/messages';
 import type { ApprovalManager, ApprovalRequest } from '../approvals/index.js';
-import { type AuditLog, deriveEventId } from '../audit/index.js';
+import { type AuditBatch, type AuditLog, deriveEventId } from '../audit/index.js';
 import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
 import { buildToolProposal, type PolicyEngine, type ToolProposal } from '../policy/index.js';
 import type { AnyGovernedTool, ToolRegistry } from '../tools/index.js';
@@ -18,6 +18,12 @@ export interface PlanContext {
   policy: PolicyEngine;
   approvals: ApprovalManager;
   audit: AuditLog;
+  /**
+   * Collects `tool_proposed` and `policy_decision` events so that each planning pass writes
+   * them in one append; the planner flushes it before opening an approval request (to keep
+   * the chain in causal order) and the node flushes it when planning is done.
+   */
+  events: AuditBatch;
 }
 
 /** A call that will not run; `message` is what the model reads. */
@@ -66,7 +72,7 @@ export async function planCall(call: ToolCall, context: PlanContext): Promise<Ca
       .map((candidate) => candidate.name)
       .join(', ');
     const message = `Tool "${call.name}" does not exist. Available tools: ${known}.`;
-    await context.audit.append({
+    await context.events.append({
       threadId: context.threadId,
       runId: context.runId,
       turnIndex: context.turnIndex,
@@ -105,7 +111,7 @@ async function planProposal(
     toolCallId: call.id ?? '',
     proposer: context.proposer,
   });
-  await context.audit.append({
+  await context.events.append({
     threadId: context.threadId,
     runId: context.runId,
     turnIndex: context.turnIndex,
@@ -121,7 +127,7 @@ async function planProposal(
       revision,
     },
   });
-  const decision = await context.policy.evaluate(proposal);
+  const decision = await context.policy.evaluate(proposal, { audit: context.events });
   if (decision.verdict === 'allow')
     return { kind: 'allowed', call, tool, proposal, approvedBy: [] };
   if (decision.verdict === 'deny') {
@@ -132,6 +138,7 @@ async function planProposal(
       message: `Policy denied "${tool.name}": ${decision.reason} (rule ${decision.ruleId}).`,
     };
   }
+  await context.events.flush();
   const request = await context.approvals.request(proposal, decision, {
     revision,
     summary: { toolName: tool.name, safetyClass: tool.safetyClass, arguments: args },

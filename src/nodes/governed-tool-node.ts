@@ -9,7 +9,7 @@ import { DynamicStructuredTool } from '@langchain/core/tools';
 import { interrupt, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { ApprovalManager } from '../approvals/index.js';
-import { AuditLog, deriveEventId } from '../audit/index.js';
+import { AuditBatch, AuditLog, deriveEventId } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 import { PolicyEngine } from '../policy/index.js';
 import type { Sandbox } from '../sandbox/index.js';
@@ -116,11 +116,13 @@ export class GovernedToolNode extends ToolNode<GovernedToolNodeOutput> {
       policy: this.policy,
       approvals: this.approvals,
       audit: this.audit,
+      events: new AuditBatch(this.audit),
     };
 
     // 1. Decide every call before anything runs (sequentially: a deterministic audit order).
     let plans: CallPlan[] = [];
     for (const call of calls) plans.push(await planCall(call, context));
+    await context.events.flush();
 
     // 2. Wait for humans. Each interrupt() returns its resume value when LangGraph re-runs
     //    this node; decisions are replay-safe, so earlier resume values apply only once.

@@ -1,4 +1,4 @@
-import { type AuditLog, deriveEventId } from '../audit/index.js';
+import { type AuditLog, type AuditSink, deriveEventId } from '../audit/index.js';
 import { policyRule } from './policy-rule.js';
 import { safetyClassDefaults } from './safety-class-defaults.js';
 import type {
@@ -61,8 +61,13 @@ export class PolicyEngine implements ProposalEvaluator {
     return this.#rules;
   }
 
-  async evaluate(proposal: Proposal): Promise<PolicyDecision> {
+  /**
+   * Decides one proposal. `options.audit` redirects this evaluation's events (e.g. to an
+   * `AuditBatch`, so they are written together with the caller's own).
+   */
+  async evaluate(proposal: Proposal, options: { audit?: AuditSink } = {}): Promise<PolicyDecision> {
     const now = this.#now();
+    const audit = options.audit ?? this.#audit;
     const evaluations: Array<{ ruleId: string; verdict: Verdict; reason?: string }> = [];
     let decided: { rule: PolicyRule; result: RuleResult; priority: number } | undefined;
 
@@ -79,7 +84,7 @@ export class PolicyEngine implements ProposalEvaluator {
           reason: `policy rule "${rule.id}" failed: ${message}`,
           code: 'policy_error',
         };
-        await this.#audit?.append({
+        await audit?.append({
           threadId: proposal.threadId,
           runId: proposal.runId,
           eventId: deriveEventId(proposal.threadId, 'policy_error', proposal.hash, rule.id),
@@ -101,7 +106,7 @@ export class PolicyEngine implements ProposalEvaluator {
     const decision: PolicyDecision = decided
       ? { ...decided.result, ruleId: decided.rule.id, ruleName: decided.rule.name, evaluations }
       : { verdict: 'allow', ...DEFAULT_ALLOW, evaluations };
-    await this.#audit?.append({
+    await audit?.append({
       threadId: proposal.threadId,
       runId: proposal.runId,
       eventId: deriveEventId(proposal.threadId, 'policy_decision', proposal.hash),

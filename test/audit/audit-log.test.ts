@@ -165,3 +165,23 @@ describe('verifyChain', () => {
     expect(verifyChain([b!, c!])).toMatchObject({ valid: false, brokenAt: 0 });
   });
 });
+
+describe('AuditBatch', () => {
+  it('stores nothing until flushed, then everything in order, per thread', async () => {
+    const { AuditBatch } = await import('../../src/audit/index.js');
+    const audit = new AuditLog();
+    const batch = new AuditBatch(audit);
+    await batch.append({ threadId: 'a', type: 'tool_proposed', payload: { n: 1 } });
+    await batch.append({ threadId: 'a', type: 'policy_decision', payload: { n: 2 } });
+    await batch.append({ threadId: 'b', type: 'tool_proposed', payload: { n: 3 } });
+    expect(await audit.events('a')).toEqual([]);
+    const stored = await batch.flush();
+    expect(stored.map((event) => event.payload.n)).toEqual([1, 2, 3]);
+    expect((await audit.events('a')).map((event) => event.type)).toEqual([
+      'tool_proposed',
+      'policy_decision',
+    ]);
+    expect(await audit.verify('b')).toMatchObject({ valid: true, length: 1 });
+    expect(await batch.flush()).toEqual([]);
+  });
+});

@@ -5,17 +5,49 @@ import { mayContainCredential, scanCredentials } from '../../src/audit/redact-cr
 
 // Shaped like real credentials, valid for none.
 const EXAMPLES: Array<[CredentialKind, string, string]> = [
-  ['pem_private_key', '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----', 'MIIEowIBAAKCAQEA7'],
+  [
+    'pem_private_key',
+    '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----',
+    'MIIEowIBAAKCAQEA7',
+  ],
   ['aws_access_key_id', 'key AKIAIOSFODNN7EXAMPLE used', 'AKIAIOSFODNN7EXAMPLE'],
-  ['aws_secret_access_key', 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'],
-  ['github_token', 'token ghp_abcdefghijklmnopqrstuvwxyz0123456789 ok', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789'],
+  [
+    'aws_secret_access_key',
+    'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  ],
+  [
+    'github_token',
+    'token ghp_abcdefghijklmnopqrstuvwxyz0123456789 ok',
+    'ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+  ],
   ['slack_token', 'xoxb-123456789012-abcdefghijkl', 'xoxb-123456789012-abcdefghijkl'],
-  ['stripe_secret_key', 'stripe sk_live_abcdefghijklmnopqrstuvwx', 'sk_live_abcdefghijklmnopqrstuvwx'],
-  ['anthropic_api_key', 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz', 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz'],
-  ['openai_api_key', 'OPENAI=sk-proj-abcdefghijklmnopqrstuvwxyz0123', 'sk-proj-abcdefghijklmnopqrstuvwxyz0123'],
-  ['google_api_key', 'AIzaSyA1234567890abcdefghijklmnopqrstuv', 'AIzaSyA1234567890abcdefghijklmnopqrstuv'],
+  [
+    'stripe_secret_key',
+    'stripe sk_live_abcdefghijklmnopqrstuvwx',
+    'sk_live_abcdefghijklmnopqrstuvwx',
+  ],
+  [
+    'anthropic_api_key',
+    'sk-ant-api03-abcdefghijklmnopqrstuvwxyz',
+    'sk-ant-api03-abcdefghijklmnopqrstuvwxyz',
+  ],
+  [
+    'openai_api_key',
+    'OPENAI=sk-proj-abcdefghijklmnopqrstuvwxyz0123',
+    'sk-proj-abcdefghijklmnopqrstuvwxyz0123',
+  ],
+  [
+    'google_api_key',
+    'AIzaSyA1234567890abcdefghijklmnopqrstuv',
+    'AIzaSyA1234567890abcdefghijklmnopqrstuv',
+  ],
   ['jwt', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnop', 'eyJzdWIiOiIxMjM0In0'],
-  ['bearer_token', 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456', 'abcdefghijklmnopqrstuvwxyz123456'],
+  [
+    'bearer_token',
+    'Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456',
+    'abcdefghijklmnopqrstuvwxyz123456',
+  ],
   ['connection_string_password', 'postgres://app:hunter22@db:5432/prod', 'hunter22'],
   ['assigned_secret', 'password=correct-horse-battery', 'correct-horse-battery'],
 ];
@@ -29,7 +61,11 @@ describe('redactCredentials', () => {
   });
 
   it('leaves ordinary text alone', () => {
-    for (const text of ['The token bucket refills every second.', 'sk-8 is a part number', 'Pay $50,000 to Acme (https://acme.example/pay).']) {
+    for (const text of [
+      'The token bucket refills every second.',
+      'sk-8 is a part number',
+      'Pay $50,000 to Acme (https://acme.example/pay).',
+    ]) {
       expect(redactCredentials(text)).toEqual({ text, kinds: [] });
     }
   });
