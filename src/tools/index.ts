@@ -62,6 +62,8 @@ export type {
   ToolDefinition,
   ToolExecuteArgs,
   ToolOutputWithArtifact,
+  ToolRecoverArgs,
+  ToolRecovery,
   ToolRetry,
   ToolSandboxSpec,
   ToolSecrets,
