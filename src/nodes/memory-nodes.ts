@@ -96,7 +96,7 @@ export function memoryNodes(manager: MemoryManager, options: MemoryNodesOptions 
   async function retrieve(
     state: MemoryNodesState,
     config: LangGraphRunnableConfig = {},
-  ): Promise<typeof MemoryAnnotation.Update> {
+  ): Promise<{ memories: RetrievedMemory[]; procedural: string[] }> {
     const namespace = namespaceOf(config);
     const latest = [...(state.messages ?? [])].reverse().find((message) => isHumanMessage(message));
     const query = latest ? messageText(latest).trim() : '';
@@ -124,7 +124,11 @@ export function memoryNodes(manager: MemoryManager, options: MemoryNodesOptions 
   async function evolve(
     state: MemoryNodesState,
     config: LangGraphRunnableConfig = {},
-  ): Promise<typeof MemoryAnnotation.Update> {
+  ): Promise<{
+    workingMemory: WorkingMemoryUpdate;
+    memoryWrites: MemoryWriteSummary[];
+    memoryCursor: number;
+  }> {
     const messages = state.messages ?? [];
     const runMessages = messages.slice(state.memoryCursor ?? 0);
     const threadId = String(config.configurable?.thread_id ?? 'default');
