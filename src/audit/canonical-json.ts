@@ -32,6 +32,14 @@ export type CanonicalValue =
  * @example canonicalJson({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
+  // Strings, finite numbers, booleans and null serialise the same with or without sorting.
+  if (
+    typeof value === 'string'
+      ? isWellFormed(value)
+      : typeof value === 'boolean' || value === null || Number.isFinite(value)
+  ) {
+    return JSON.stringify(value);
+  }
   if (value !== undefined) {
     try {
       return JSON.stringify(value, sortingReplacer);

@@ -23,9 +23,11 @@ export class MemoryAuditStore implements AuditStore {
         result.push(existing);
         continue;
       }
-      const previousEventHash = chain.events.at(-1)?.hash ?? GENESIS_HASH;
-      const linked = { ...draft, previousEventHash };
-      const event: TraceEvent = { ...linked, hash: hash(linked) };
+      const event = {
+        ...draft,
+        previousEventHash: chain.events.at(-1)?.hash ?? GENESIS_HASH,
+      } as TraceEvent;
+      event.hash = hash(event);
       chain.events.push(event);
       chain.byId.set(event.eventId, event);
       result.push(event);

@@ -126,5 +126,9 @@ export function pickHashedFields(event: UnhashedTraceEvent): UnhashedTraceEvent 
  * append is a no-op instead of a duplicate.
  */
 export function deriveEventId(...parts: ReadonlyArray<string | number>): string {
-  return `evt_${sha256Hex(canonicalJson(parts)).slice(0, 32)}`;
+  // A list of well-formed strings and finite numbers is already canonical as JSON.stringify writes it.
+  const plain = parts.every((part) =>
+    typeof part === 'string' ? isPlainString(part) : Number.isFinite(part),
+  );
+  return `evt_${sha256Hex(plain ? JSON.stringify(parts) : canonicalJson(parts)).slice(0, 32)}`;
 }

@@ -20,10 +20,31 @@ import type {
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #records = new Map<string, IdempotencyRecord>();
   readonly #now: () => number;
+  readonly #maxSettled: number;
 
-  /** @param options.now clock in epoch milliseconds (injectable for lease tests). */
-  constructor(options: { now?: () => number } = {}) {
+  /**
+   * @param options.now clock in epoch milliseconds (injectable for lease tests).
+   * @param options.maxSettled how many completed or failed keys to remember (default 100,000);
+   *   beyond that the oldest are forgotten, so a long-running process does not grow without
+   *   bound. Live keys (reserved, executing, in doubt) are never dropped.
+   */
+  constructor(options: { now?: () => number; maxSettled?: number } = {}) {
     this.#now = options.now ?? Date.now;
+    this.#maxSettled = options.maxSettled ?? 100_000;
+  }
+
+  /** Number of keys held (for monitoring and tests). */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  #evictSettled(): void {
+    if (this.#records.size <= this.#maxSettled) return;
+    // Map iteration is insertion order: the oldest keys come first.
+    for (const [key, record] of this.#records) {
+      if (this.#records.size <= this.#maxSettled) return;
+      if (record.state === 'completed' || record.state === 'failed') this.#records.delete(key);
+    }
   }
 
   async reserve(key: string, options: ReserveOptions): Promise<ReserveOutcome> {
@@ -40,6 +61,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         updatedAt: new Date(now),
       };
       this.#records.set(key, record);
+      this.#evictSettled();
       return { status: 'acquired', record: { ...record } };
     }
     if (existing.state === 'executing' && expired(existing, now)) {

@@ -165,3 +165,20 @@ describeEachDatabase('PostgresIdempotencyStore', ({ db, open }) => {
     async () => new PostgresIdempotencyStore((await open()) as Database),
   );
 });
+
+describe('MemoryIdempotencyStore retention', () => {
+  it('forgets the oldest settled keys beyond maxSettled but never a live one', async () => {
+    const { MemoryIdempotencyStore } = await import('../../src/tools/index.js');
+    const store = new MemoryIdempotencyStore({ maxSettled: 3 });
+    const live = await store.reserve('live', { owner: 'o', toolName: 't', leaseMs: 60_000 });
+    expect(live.status).toBe('acquired');
+    for (let index = 0; index < 6; index++) {
+      await store.reserve(`k${index}`, { owner: 'o', toolName: 't', leaseMs: 60_000 });
+      await store.commit(`k${index}`, 'o', { n: index });
+    }
+    expect(store.size).toBeLessThanOrEqual(4);
+    expect((await store.get('live'))?.state).toBe('reserved');
+    expect(await store.get('k0')).toBeUndefined();
+    expect((await store.get('k5'))?.state).toBe('completed');
+  });
+});
