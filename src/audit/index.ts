@@ -47,6 +47,7 @@ export {
 } from './trace-event.js';
 export { type ChainVerification, verifyChain } from './verify-chain.js';
 export {
+  assertValidEvidence,
   type EvidenceVerification,
   type SignatureCheck,
   type VerifyEvidenceOptions,

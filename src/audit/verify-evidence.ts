@@ -1,3 +1,4 @@
+import { VeridexError } from '../errors/index.js';
 import { decodeBase64Strict, preAuthEncoding } from './dsse.js';
 import {
   countEventTypes,
@@ -140,4 +141,28 @@ function sameCounts(claimed: unknown, actual: Record<string, number>): boolean {
     entries.length === Object.keys(actual).length &&
     entries.every(([type, count]) => actual[type] === count)
   );
+}
+
+/**
+ * {@link verifyEvidence}, throwing when the bundle is not valid — for code paths that must
+ * stop on bad evidence (an import, a payout release gated on an auditor's bundle).
+ *
+ * @throws VeridexError `evidence_invalid` with the reasons in the message and `details.reasons`.
+ * @example const { body } = assertValidEvidence(bundle, { keys: [auditorKey] });
+ */
+export function assertValidEvidence(
+  bundle: unknown,
+  options: VerifyEvidenceOptions,
+): EvidenceVerification & { body: EvidenceBody } {
+  const result = verifyEvidence(bundle, options);
+  if (!result.valid || !result.body) {
+    throw new VeridexError(
+      'evidence_invalid',
+      `The evidence bundle does not verify: ${result.reasons.join('; ')}.`,
+      {
+        details: { reasons: result.reasons },
+      },
+    );
+  }
+  return result as EvidenceVerification & { body: EvidenceBody };
 }

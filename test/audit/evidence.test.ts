@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AuditLog,
+  assertValidEvidence,
   canonicalJson,
   Ed25519Signer,
   Ed25519Verifier,
@@ -293,6 +294,19 @@ describe('sealEvidence / verifyEvidence', () => {
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('assertValidEvidence returns the body of a valid bundle and throws evidence_invalid otherwise', () => {
+    expect(assertValidEvidence(bundle, { keys }).body.threadId).toBe('thread-1');
+    const stranger = new Ed25519Signer(generateKeyPair().privateKey);
+    let error: unknown;
+    try {
+      assertValidEvidence(bundle, { keys: [stranger.verifier()] });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(VeridexError.is(error, 'evidence_invalid')).toBe(true);
+    expect((error as VeridexError).message).toContain('unknown key');
   });
 
   it('refuses to seal a broken chain', () => {
