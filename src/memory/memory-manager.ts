@@ -1,4 +1,5 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
+import type { ApprovalManager } from '../approvals/index.js';
 import { type AuditLog, deriveEventId } from '../audit/index.js';
 import { createDatabase, type Database, migrate } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
@@ -43,6 +44,13 @@ export interface MemoryManagerOptions {
   policy: ProposalEvaluator;
   /** Receives `memory_written`, `memory_invalidated` and `security_event` events. */
   audit?: AuditLog;
+  /**
+   * Where escalated writes wait for a human (they show up in `veridex approvals list`). The
+   * same write proposed again once approved — same write id, e.g. a re-run node or a retried
+   * call — is stored; rejected or expired ones are denied. Without it, escalated writes are
+   * reported and not stored.
+   */
+  approvals?: ApprovalManager;
   /** Default namespace of writes and recalls. Default `['default']`. */
   namespace?: readonly string[];
   /** `auto` (default) uses pgvector when available, else stored float arrays and sketches. */
@@ -191,6 +199,7 @@ export class MemoryManager {
       embeddings: this.embeddings,
       policy: this.#options.policy,
       audit: this.#options.audit,
+      approvals: this.#options.approvals,
       plan: {
         index,
         resolver: this.#options.resolver ?? higherConfidenceWins,

@@ -78,7 +78,9 @@ export function proposeMemoryTool(manager: MemoryManager, options: ProposeMemory
           source: input.source ?? 'model',
           trust: input.source === 'tool' ? 'low' : 'medium',
           ...(namespace ? { namespace } : {}),
-          writeId: `mt_${sha256Hex(canonicalJson([context.threadId, context.toolCallId, input.content])).slice(0, 32)}`,
+          // Not keyed by the tool call: proposing the same memory again in this thread (say,
+          // after a human approved an escalated proposal) is the same write, stored once.
+          writeId: `mt_${sha256Hex(canonicalJson([context.threadId, input.tier ?? 'semantic', input.content])).slice(0, 32)}`,
         },
         { threadId: context.threadId, runId: context.runId, proposer: 'agent' },
       );
@@ -92,7 +94,9 @@ export function proposeMemoryTool(manager: MemoryManager, options: ProposeMemory
       if (outcome.status === 'escalated') {
         return {
           status: 'escalated' as const,
-          message: `Not stored: rule "${outcome.decision.ruleId}" requires a human review.`,
+          message: outcome.approvalId
+            ? `Not stored yet: rule "${outcome.decision.ruleId}" requires a human review (approval ${outcome.approvalId}). Propose the same memory again once it is approved.`
+            : `Not stored: rule "${outcome.decision.ruleId}" requires a human review.`,
         };
       }
       const messages = {

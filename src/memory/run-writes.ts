@@ -1,4 +1,5 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
+import type { ApprovalManager } from '../approvals/index.js';
 import type { AuditLog } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import type { PolicyDecision, ProposalEvaluator } from '../policy/index.js';
@@ -18,6 +19,7 @@ export interface WriteDependencies {
   embeddings: EmbeddingsInterface;
   policy: ProposalEvaluator;
   audit: AuditLog | undefined;
+  approvals?: ApprovalManager | undefined;
   plan: PlanOptions;
 }
 
@@ -68,7 +70,37 @@ export async function runWrites(
         decision,
       };
     } else if (decision.verdict === 'escalate') {
-      outcomes[position] = { status: 'escalated', proposal, decision };
+      const approvals = dependencies.approvals;
+      if (!approvals) {
+        outcomes[position] = { status: 'escalated', proposal, decision };
+        continue;
+      }
+      // One request per write id: proposing the same write again finds it, decided or not.
+      const request = await approvals.request(proposal, decision, {
+        summary: {
+          tier: proposal.tier,
+          source: proposal.source,
+          content: proposal.content.slice(0, 200),
+        },
+      });
+      const current =
+        request.status === 'pending' ? ((await approvals.get(request.id)) ?? request) : request;
+      if (current.status === 'approved') {
+        accepted.push({ position, draft, decision });
+      } else if (current.status === 'pending') {
+        outcomes[position] = { status: 'escalated', proposal, decision, approvalId: current.id };
+      } else {
+        const reason = `approval ${current.id} was ${current.status}`;
+        audit.denied(proposal, { ...decision, verdict: 'deny', reason } as PolicyDecision);
+        outcomes[position] = {
+          status: 'denied',
+          code: 'memory_write_denied',
+          ruleId: decision.ruleId,
+          reason,
+          proposal,
+          decision,
+        };
+      }
     } else {
       accepted.push({ position, draft, decision });
     }

@@ -157,7 +157,13 @@ export type MemoryWriteOutcome =
       proposal: MemoryWriteProposal;
       decision: PolicyDecision;
     }
-  | { status: 'escalated'; proposal: MemoryWriteProposal; decision: PolicyDecision };
+  | {
+      status: 'escalated';
+      proposal: MemoryWriteProposal;
+      decision: PolicyDecision;
+      /** The approval request a human must decide (when the manager has `approvals`). */
+      approvalId?: string;
+    };
 
 /**
  * Decides which of two conflicting records stays valid. Return `incoming` to invalidate the
