@@ -73,10 +73,7 @@ const suspended = await graph.invoke(
   { messages: [new HumanMessage('Refund 120.00 on order A-1001')] },
   config,
 );
-const [pending] = (
-  (suspended as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]
-    ?.value as ApprovalsInterrupt
-).approvals;
+const [pending] = pendingApprovals(suspended).approvals;
 console.log(
   `suspended: ${pending?.tool} needs ${pending?.route} (${pending?.reason}), approval ${pending?.approvalId}`,
 );
@@ -91,3 +88,10 @@ console.log(`completed: ${done.messages.at(-1)?.content}`);
 console.log(
   `audit chain: ${(await audit.verify('order-A-1001')).valid ? 'intact' : 'BROKEN'}, ${(await audit.events('order-A-1001')).length} events`,
 );
+
+/** The approvals a suspended invocation is waiting for (`result.__interrupt__[0].value`). */
+function pendingApprovals(result: object): ApprovalsInterrupt {
+  const [pending] = (result as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__ ?? [];
+  if (!pending) throw new Error('expected the graph to be suspended on approvals');
+  return pending.value as ApprovalsInterrupt;
+}

@@ -86,10 +86,7 @@ const first = await graph.invoke(
   { messages: [new HumanMessage('Pay $50,000 to Acme Suppliers')] },
   config,
 );
-const { approvalId, route } = (
-  (first as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]
-    ?.value as ApprovalsInterrupt
-).approvals[0]!;
+const { approvalId, route } = pendingApprovals(first).approvals[0]!;
 console.log(`suspended for ${route}: ${approvalId}`);
 for (const approver of ['alice@ops.example', 'bob@ops.example']) {
   await graph.invoke(
@@ -101,3 +98,10 @@ console.log(
   `spent today: ${formatMoney((await kit.ceilings.usage('USD')).committed)} USD; evidence: ${(await audit.events('invoice-1234')).length} events`,
 );
 await db.close();
+
+/** The approvals a suspended invocation is waiting for (`result.__interrupt__[0].value`). */
+function pendingApprovals(result: object): ApprovalsInterrupt {
+  const [pending] = (result as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__ ?? [];
+  if (!pending) throw new Error('expected the graph to be suspended on approvals');
+  return pending.value as ApprovalsInterrupt;
+}

@@ -1,4 +1,7 @@
-import { BaseChatModel, type BaseChatModelParams } from '@langchain/core/language_models/chat_models';
+import {
+  BaseChatModel,
+  type BaseChatModelParams,
+} from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage, isAIMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { encode } from 'gpt-tokenizer';
@@ -15,7 +18,9 @@ export type ScriptedTurn =
   | string
   | AIMessage
   | { content?: string; toolCalls?: readonly ScriptedToolCall[] }
-  | ((messages: readonly BaseMessage[]) => string | AIMessage | { content?: string; toolCalls?: readonly ScriptedToolCall[] });
+  | ((
+      messages: readonly BaseMessage[],
+    ) => string | AIMessage | { content?: string; toolCalls?: readonly ScriptedToolCall[] });
 
 /** Options for {@link scriptedModel}. */
 export interface ScriptedModelOptions extends BaseChatModelParams {
@@ -75,7 +80,10 @@ export class ScriptedChatModel extends BaseChatModel {
   }
 }
 
-function toMessage(turn: Exclude<ScriptedTurn, (...args: never[]) => unknown>, turnIndex: number): AIMessage {
+function toMessage(
+  turn: Exclude<ScriptedTurn, (...args: never[]) => unknown>,
+  turnIndex: number,
+): AIMessage {
   if (typeof turn === 'string') return new AIMessage(turn);
   if (turn instanceof AIMessage) return new AIMessage(turn);
   const spec = turn as { content?: string; toolCalls?: readonly ScriptedToolCall[] };
@@ -91,8 +99,10 @@ function toMessage(turn: Exclude<ScriptedTurn, (...args: never[]) => unknown>, t
 }
 
 function textOf(message: BaseMessage): string {
-  const content = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
-  const calls = isAIMessage(message) && message.tool_calls?.length ? JSON.stringify(message.tool_calls) : '';
+  const content =
+    typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+  const calls =
+    isAIMessage(message) && message.tool_calls?.length ? JSON.stringify(message.tool_calls) : '';
   return content + calls;
 }
 
@@ -105,6 +115,9 @@ function textOf(message: BaseMessage): string {
  *   'Your balance is 1,000,000.00 USD.',
  * ]);
  */
-export function scriptedModel(turns: readonly ScriptedTurn[], options?: ScriptedModelOptions): ScriptedChatModel {
+export function scriptedModel(
+  turns: readonly ScriptedTurn[],
+  options?: ScriptedModelOptions,
+): ScriptedChatModel {
   return new ScriptedChatModel(turns, options);
 }
