@@ -1,7 +1,7 @@
 import { VeridexError } from '../errors/index.js';
 import type { HttpClient } from '../tools/types.js';
 import { deniedFs } from './jailed-fs.js';
-import type { Sandbox, SandboxRunRequest } from './sandbox.js';
+import { executeWithCapabilities, type Sandbox, type SandboxRunRequest } from './sandbox.js';
 
 /**
  * Refuses every side effect it mediates: the injected `http` and `fs` fail with
@@ -28,14 +28,6 @@ export class DenyAllSandbox implements Sandbox {
         });
       },
     };
-    return request.tool.execute({
-      input: request.input,
-      secrets: request.secrets,
-      idempotencyKey: request.idempotencyKey,
-      signal: request.signal,
-      context: request.context,
-      http,
-      fs: deniedFs(report, why),
-    });
+    return executeWithCapabilities(request, { http, fs: deniedFs(report, why) });
   }
 }

@@ -2,7 +2,7 @@ import { VeridexError } from '../errors/index.js';
 import { createAllowlistedHttpClient } from './allowlisted-http-client.js';
 import { validateHostPattern } from './host-pattern.js';
 import { createJailedFs, deniedFs } from './jailed-fs.js';
-import type { Sandbox, SandboxRunRequest } from './sandbox.js';
+import { executeWithCapabilities, type Sandbox, type SandboxRunRequest } from './sandbox.js';
 
 /** Options for {@link InProcessSandbox}. */
 export interface InProcessSandboxOptions {
@@ -59,14 +59,6 @@ export class InProcessSandbox implements Sandbox {
     const fs = this.#options.jailRoot
       ? createJailedFs(this.#options.jailRoot, report)
       : deniedFs(report, 'this sandbox has no jailRoot');
-    return tool.execute({
-      input: request.input,
-      secrets: request.secrets,
-      idempotencyKey: request.idempotencyKey,
-      signal: request.signal,
-      context: request.context,
-      http,
-      fs,
-    });
+    return executeWithCapabilities(request, { http, fs });
   }
 }

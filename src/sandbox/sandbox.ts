@@ -1,4 +1,10 @@
-import type { AnyGovernedTool, ToolCallContext, ToolSecrets } from '../tools/types.js';
+import type {
+  AnyGovernedTool,
+  HttpClient,
+  JailedFs,
+  ToolCallContext,
+  ToolSecrets,
+} from '../tools/types.js';
 
 /** A side effect a sandbox refused. Reported even when the tool catches the error. */
 export interface SandboxViolation {
@@ -34,4 +40,23 @@ export interface Sandbox {
    * @throws whatever the tool threw; VeridexError `sandbox_violation` / `sandbox_limit_exceeded`.
    */
   run(request: SandboxRunRequest): Promise<unknown>;
+}
+
+/**
+ * Calls the tool's `execute` with the request's arguments and the capabilities a sandbox
+ * grants: the one place that assembles `ToolExecuteArgs` for the in-process sandboxes.
+ */
+export function executeWithCapabilities(
+  request: SandboxRunRequest,
+  capabilities: { http: HttpClient; fs: JailedFs },
+): Promise<unknown> {
+  return request.tool.execute({
+    input: request.input,
+    secrets: request.secrets,
+    idempotencyKey: request.idempotencyKey,
+    signal: request.signal,
+    context: request.context,
+    http: capabilities.http,
+    fs: capabilities.fs,
+  });
 }

@@ -34,6 +34,20 @@ async function securityKinds(audit: AuditLog, threadId: string) {
     .map((event) => event.payload.kind);
 }
 
+/** A read tool that asks the operator through LangGraph's own `interrupt()`. */
+function askHumanTool() {
+  return tool({
+    name: 'ask_human',
+    description: 'Ask the operator a question.',
+    safetyClass: 'read',
+    input: z.object({ question: z.string() }),
+    output: z.object({ answer: z.string() }),
+    async execute({ input }) {
+      return { answer: String(interrupt({ question: input.question })) };
+    },
+  });
+}
+
 describe('governedToolNode', () => {
   it('runs an allowed read call once and answers with a ToolMessage', async () => {
     const { graph, ledger, audit } = buildGovernedGraph([
@@ -374,16 +388,7 @@ describe('governedToolNode', () => {
   });
 
   it('re-throws interrupts raised inside a tool untouched', async () => {
-    const askHuman = tool({
-      name: 'ask_human',
-      description: 'Ask the operator a question.',
-      safetyClass: 'read',
-      input: z.object({ question: z.string() }),
-      output: z.object({ answer: z.string() }),
-      async execute({ input }) {
-        return { answer: String(interrupt({ question: input.question })) };
-      },
-    });
+    const askHuman = askHumanTool();
     const { graph } = buildGovernedGraph(
       [{ toolCalls: [{ name: 'ask_human', args: { question: 'Which account?' } }] }, 'thanks'],
       { extraTools: [askHuman] },
@@ -397,16 +402,7 @@ describe('governedToolNode', () => {
   });
 
   it('does not run an allowed call again when a sibling call interrupts and the node re-runs', async () => {
-    const askHuman = tool({
-      name: 'ask_human',
-      description: 'Ask the operator a question.',
-      safetyClass: 'read',
-      input: z.object({ question: z.string() }),
-      output: z.object({ answer: z.string() }),
-      async execute({ input }) {
-        return { answer: String(interrupt({ question: input.question })) };
-      },
-    });
+    const askHuman = askHumanTool();
     const { graph, ledger } = buildGovernedGraph(
       [
         {
