@@ -237,7 +237,7 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
         ? reason.code
         : signal?.aborted
           ? 'cancelled'
-          : 'tool_failed';
+          : 'run_failed';
       const message = reason instanceof Error ? reason.message : String(reason);
       await audit.append({
         threadId,

@@ -176,7 +176,10 @@ describeEachDatabase('createGovernedAgent', ({ db }) => {
     ]);
     const result = await agent.run('hello');
     expect(result.status).toBe('failed');
-    expect(result.error?.message).toContain('500');
+    expect(result.error).toMatchObject({
+      code: 'run_failed',
+      message: expect.stringContaining('500'),
+    });
     expect((await agent.audit.events(result.threadId)).map((event) => event.type)).toContain(
       'run_failed',
     );
