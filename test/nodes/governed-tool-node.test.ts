@@ -34,6 +34,19 @@ async function securityKinds(audit: AuditLog, threadId: string) {
     .map((event) => event.payload.kind);
 }
 
+/** Resumes `threadId` with one approval decision, as an approver would through the graph. */
+function approve(
+  graph: ReturnType<typeof buildGovernedGraph>['graph'],
+  threadId: string,
+  approvalId: string,
+  approver: string,
+) {
+  return graph.invoke(
+    new Command({ resume: { approvalId, decision: 'approve', approver } }),
+    config(threadId),
+  );
+}
+
 /** A read tool that asks the operator through LangGraph's own `interrupt()`. */
 function askHumanTool() {
   return tool({
@@ -127,22 +140,13 @@ describe('governedToolNode', () => {
     expect(ledger.transfers).toHaveLength(0);
     const id = approval!.approvalId;
 
-    const afterAlice = await graph.invoke(
-      new Command({ resume: { approvalId: id, decision: 'approve', approver: 'alice' } }),
-      config('t-dual'),
-    );
+    const afterAlice = await approve(graph, 't-dual', id, 'alice');
     expect(pendingOf(afterAlice).approvals[0]?.approvals.map((a) => a.approver)).toEqual(['alice']);
-    const afterRepeat = await graph.invoke(
-      new Command({ resume: { approvalId: id, decision: 'approve', approver: 'alice' } }),
-      config('t-dual'),
-    );
+    const afterRepeat = await approve(graph, 't-dual', id, 'alice');
     expect(pendingOf(afterRepeat).approvals[0]?.approvals).toHaveLength(1);
     expect(ledger.transfers).toHaveLength(0);
 
-    const done = await graph.invoke(
-      new Command({ resume: { approvalId: id, decision: 'approve', approver: 'bob' } }),
-      config('t-dual'),
-    );
+    const done = await approve(graph, 't-dual', id, 'bob');
     expect('__interrupt__' in done).toBe(false);
     expect(done.messages.at(-1)?.content).toBe('paid');
     expect(ledger.transfers).toHaveLength(1);
@@ -238,16 +242,7 @@ describe('governedToolNode', () => {
       ],
     });
     await graph.updateState(config('t-mut'), { messages: [forged] });
-    const result = await graph.invoke(
-      new Command({
-        resume: {
-          approvalId: pending.approvals[0]!.approvalId,
-          decision: 'approve',
-          approver: 'alice',
-        },
-      }),
-      config('t-mut'),
-    );
+    const result = await approve(graph, 't-mut', pending.approvals[0]!.approvalId, 'alice');
     expect(ledger.transfers).toHaveLength(0);
     const message = toolMessages(result).find((m) => m.tool_call_id === 'c_mut');
     expect(message?.content).toMatch(/proposal_mutation_detected/);
@@ -265,16 +260,7 @@ describe('governedToolNode', () => {
       await graph.invoke({ messages: [new HumanMessage('pay')] }, config('t-exp')),
     );
     now += 25 * 60 * 60 * 1000;
-    const result = await graph.invoke(
-      new Command({
-        resume: {
-          approvalId: pending.approvals[0]!.approvalId,
-          decision: 'approve',
-          approver: 'alice',
-        },
-      }),
-      config('t-exp'),
-    );
+    const result = await approve(graph, 't-exp', pending.approvals[0]!.approvalId, 'alice');
     expect(ledger.transfers).toHaveLength(0);
     expect(toolMessages(result)[0]?.content).toMatch(/approval_expired/);
   });
@@ -322,12 +308,7 @@ describe('governedToolNode', () => {
       requiredApprovals: 1,
     });
     expect(revised.approvalId).not.toBe(pending.approvals[0]!.approvalId);
-    await graph.invoke(
-      new Command({
-        resume: { approvalId: revised.approvalId, decision: 'approve', approver: 'bob' },
-      }),
-      config('t-edit'),
-    );
+    await approve(graph, 't-edit', revised.approvalId, 'bob');
     expect(ledger.transfers.map((transfer) => transfer.amount)).toEqual(['5000.00']);
   });
 
