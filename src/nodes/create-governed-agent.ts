@@ -27,7 +27,7 @@ import {
 import { agentModelNode } from './agent-model-node.js';
 import type { PendingApproval, ResumeDecision } from './approval-interrupt.js';
 import { contextNode } from './context-node.js';
-import { evidenceNode, sealThreadEvidence } from './evidence-node.js';
+import { evidenceNode, type SealedEvidence, sealThreadEvidence } from './evidence-node.js';
 import { GovernanceAnnotation, type GovernanceState } from './governance-annotation.js';
 import { GovernedToolNode } from './governed-tool-node.js';
 import { pendingApprovalInterrupts, resumeThread } from './resume-thread.js';
@@ -172,9 +172,12 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
           audit,
           database,
         }));
+  // The evidence node seals at the end of each run; `run`/`resume` return that bundle.
+  const sealedByThread = new Map<string, SealedEvidence>();
   const evidence = {
     audit,
     signers: [signer],
+    onSealed: (threadId: string, sealed: SealedEvidence) => sealedByThread.set(threadId, sealed),
     subject: { agentId, agent: options.name },
     ...(options.evidenceDir === false
       ? {}
@@ -290,7 +293,10 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
         pendingApprovals: pending.flatMap((item) => item.value.approvals),
       };
     }
-    const sealed = await sealThreadEvidence(threadId, { ...evidence, completeRun: false });
+    const sealed =
+      sealedByThread.get(threadId) ??
+      (await sealThreadEvidence(threadId, { ...evidence, completeRun: false }));
+    sealedByThread.delete(threadId);
     return {
       ...base,
       status:

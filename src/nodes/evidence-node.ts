@@ -21,6 +21,8 @@ export interface EvidenceNodeOptions {
   subject?: Record<string, unknown>;
   /** Also append a `run_completed` event before sealing (default true). */
   completeRun?: boolean;
+  /** Receives what the node sealed (the prebuilt agent returns it from `run` without sealing again). */
+  onSealed?: (threadId: string, sealed: SealedEvidence) => void;
 }
 
 /** What {@link sealThreadEvidence} produced. */
@@ -84,7 +86,10 @@ export function evidenceNode(options: EvidenceNodeOptions) {
         'evidenceNode needs configurable.thread_id: run the graph with a checkpointer and a thread id.',
       );
     }
-    await sealThreadEvidence(threadId, options, { runId: runIdOf(config, threadId) });
+    const sealed = await sealThreadEvidence(threadId, options, {
+      runId: runIdOf(config, threadId),
+    });
+    options.onSealed?.(threadId, sealed);
     return {};
   };
 }
