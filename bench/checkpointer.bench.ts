@@ -234,6 +234,7 @@ export async function run(): Promise<void> {
   }
   const schemas = {
     ours: 'bench_ckpt_ours',
+    oursAsync: 'bench_ckpt_ours_async',
     official: 'bench_ckpt_official',
     floor: 'bench_ckpt_floor',
   };
@@ -243,6 +244,14 @@ export async function run(): Promise<void> {
   const ourDb: Database = await createDatabase({ url, schema: schemas.ours, maxConnections: POOL });
   const ours = PostgresCheckpointer.fromDatabase(ourDb);
   await ours.setup();
+  // The same checkpointer with asynchronous commit (opt-in), in its own schema.
+  const ourAsyncDb: Database = await createDatabase({
+    url,
+    schema: schemas.oursAsync,
+    maxConnections: POOL,
+  });
+  const oursAsync = PostgresCheckpointer.fromDatabase(ourAsyncDb, { synchronousCommit: false });
+  await oursAsync.setup();
   const officialPool = new pg.Pool({ connectionString: url, max: POOL });
   const official = new PostgresSaver(officialPool, undefined, { schema: schemas.official });
   await official.setup();
@@ -277,6 +286,7 @@ export async function run(): Promise<void> {
   ];
   const contenders: Contender[] = [
     contender('ours', ours, { schema: schemas.ours, names: ourTables }),
+    contender('ours-async', oursAsync, { schema: schemas.oursAsync, names: ourTables }),
     contender('official', official, {
       schema: schemas.official,
       names: ['checkpoints', 'checkpoint_blobs', 'checkpoint_writes'],
@@ -378,14 +388,23 @@ export async function run(): Promise<void> {
         `graph ${each.name}: 10-node invoke p50 ${ms(median(each.graph))} ms; long thread first ${ms(first)} ms, last ${ms(last)} ms (x${(last / first).toFixed(2)})`,
       );
     }
-    const [ourSide, officialSide, memorySide] = savers;
-    const longRatio = mean(ourSide!.long.slice(-3)) / mean(ourSide!.long.slice(0, 3));
+    const [ourSide, asyncSide, officialSide, memorySide] = savers;
+    const longRatio = (side: Contender) => mean(side.long.slice(-3)) / mean(side.long.slice(0, 3));
+    const ratios = (side: Contender, suffix: string) =>
+      [
+        `c1_ratio${suffix}=${(rate(side.c1) / rate(officialSide!.c1)).toFixed(2)}`,
+        `c8_ratio${suffix}=${(rate(side.c8) / rate(officialSide!.c8)).toFixed(2)}`,
+        `graph_vs_memory${suffix}=${(median(side.graph) / median(memorySide!.graph)).toFixed(2)}`,
+        `long_thread_ratio${suffix}=${longRatio(side).toFixed(2)}`,
+      ].join(' ');
     console.log(
-      `RESULT checkpointer c1_ratio=${(rate(ourSide!.c1) / rate(officialSide!.c1)).toFixed(2)} c8_ratio=${(rate(ourSide!.c8) / rate(officialSide!.c8)).toFixed(2)} list_p50_ms=${ms(median(ourSide!.lists))} storage_ratio=${(bytes.ours! / bytes.official!).toFixed(3)} graph_vs_memory=${(median(ourSide!.graph) / median(memorySide!.graph)).toFixed(2)} long_thread_ratio=${longRatio.toFixed(2)}`,
+      `RESULT checkpointer ${ratios(ourSide!, '')} list_p50_ms=${ms(median(ourSide!.lists))} storage_ratio=${(bytes.ours! / bytes.official!).toFixed(3)} ${ratios(asyncSide!, '_async')}`,
     );
   } finally {
     await ours.close();
     await ourDb.close();
+    await oursAsync.close();
+    await ourAsyncDb.close();
     await officialPool.end();
     await floorPool.end();
     for (const schema of Object.values(schemas)) {

@@ -9,6 +9,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import type { Queryable } from '../db/index.js';
 import { readAddress } from './checkpoint-config.js';
+import { callStored } from './install-functions.js';
 import { loadStored, type ReadRow, type StoredData, storedData } from './read-tuples.js';
 import { DELTA_CHANNEL_HISTORY } from './sql.js';
 
@@ -38,7 +39,7 @@ export async function readDeltaChannelHistory(
     threadId === undefined || threadId === null
       ? []
       : (
-          await db.query<ReadRow>(DELTA_CHANNEL_HISTORY.call, [
+          await callStored<ReadRow>(db, DELTA_CHANNEL_HISTORY, [
             String(threadId),
             checkpointNs,
             checkpointId,

@@ -1,5 +1,11 @@
-import type { Database } from '../db/index.js';
-import { EXISTING_FUNCTIONS, LOCK_FUNCTION_INSTALL, STORED_FUNCTIONS } from './sql.js';
+import type { QueryResult, QueryResultRow } from 'pg';
+import type { Database, Queryable } from '../db/index.js';
+import {
+  EXISTING_FUNCTIONS,
+  LOCK_FUNCTION_INSTALL,
+  STORED_FUNCTIONS,
+  type StoredFunction,
+} from './sql.js';
 
 const installed = new WeakSet<Database>();
 
@@ -21,4 +27,17 @@ export async function installFunctions(db: Database): Promise<void> {
     }
   });
   installed.add(db);
+}
+
+/**
+ * Calls one of the checkpointer's functions as a prepared statement (one per connection,
+ * named after the function, whose name changes with its definition): the hot paths then
+ * skip parsing and planning the call.
+ */
+export function callStored<Row extends QueryResultRow = Record<string, unknown>>(
+  db: Queryable,
+  stored: StoredFunction,
+  params: readonly unknown[],
+): Promise<QueryResult<Row>> {
+  return db.query<Row>(stored.call, params, { prepareAs: stored.name });
 }

@@ -6,7 +6,7 @@ import { LIST_THREAD_CHECKPOINTS, listCheckpointsSql } from './sql.js';
 export type PageFetcher = (
   pageSize: number,
   cursor: Record<string, unknown> | undefined,
-) => { sql: string; params: unknown[] };
+) => { sql: string; params: unknown[]; prepareAs?: string };
 
 /**
  * How `list` fetches each page: one thread's namespace (what LangGraph's state history asks
@@ -32,6 +32,7 @@ export function pageFetcher(config: RunnableConfig, options: CheckpointListOptio
   if (shape.threadId && shape.checkpointNs && !shape.checkpointId) {
     return (pageSize, cursor) => ({
       sql: LIST_THREAD_CHECKPOINTS.call,
+      prepareAs: LIST_THREAD_CHECKPOINTS.name,
       params: [
         pageSize,
         String(threadId),

@@ -33,14 +33,22 @@ export const LOCK_THREAD_EXCLUSIVE = `SELECT pg_advisory_xact_lock(hashtext('ver
 
 function storedFunction(
   base: string,
-  argumentTypes: readonly string[],
+  parameterTypes: readonly string[],
   returns: 'void' | 'rows',
   statement: string,
 ): StoredFunction {
   const returnType = returns === 'rows' ? `TABLE (${READ_COLUMNS})` : returns;
+  // Writers take one more argument, last: whether this transaction waits for its WAL to be
+  // flushed (see `synchronousCommit` in PostgresCheckpointerOptions). A local setting lasts
+  // until the end of the caller's transaction, so it governs the commit that follows.
+  const argumentTypes = returns === 'void' ? [...parameterTypes, 'bool'] : parameterTypes;
   const body =
     returns === 'void'
-      ? `BEGIN\n${THREAD_WRITE_LOCK};\n${statement};\nEND`
+      ? `BEGIN
+IF NOT $${argumentTypes.length} THEN PERFORM set_config('synchronous_commit', 'off', true); END IF;
+${THREAD_WRITE_LOCK};
+${statement};
+END`
       : `#variable_conflict use_column\nBEGIN\nRETURN QUERY ${statement};\nEND`;
   // A custom plan per call would re-plan every time (array sizes make the generic plan look
   // dearer to the planner than it is), which is the cost these functions exist to avoid.

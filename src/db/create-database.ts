@@ -55,6 +55,7 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
       pool,
       schema,
       location: { kind: 'postgres', where: 'the pool you provided' },
+      namedStatements: false,
       dispose: async () => undefined,
     });
   }
@@ -124,6 +125,7 @@ function openUrl(url: string, schema: string, max: number): Database {
     pool,
     schema,
     location: { kind: 'postgres', where },
+    namedStatements: true,
     dispose: () => pool.end(),
   });
 }
@@ -152,6 +154,7 @@ function openPglite(instance: PGlite, schema: string, owned: boolean): Database 
     pool: state.pool,
     schema,
     location: { kind: 'pglite', where },
+    namedStatements: false,
     // The pool has one client, so tracking the session's search_path here is exact.
     prepare: async (client) => {
       if (state.currentSchema === schema) return;

@@ -9,7 +9,18 @@ export interface Queryable {
   query<Row extends QueryResultRow = Record<string, unknown>>(
     text: string,
     params?: readonly unknown[],
+    options?: QueryOptions,
   ): Promise<QueryResult<Row>>;
+}
+
+/** Options for {@link Queryable.query}. */
+export interface QueryOptions {
+  /**
+   * Prepares the statement once per connection under this name and reuses it, which saves
+   * parsing and planning on every call: for hot statements that run thousands of times.
+   * One name must always stand for the same text.
+   */
+  prepareAs?: string;
 }
 
 /** Options for {@link Database.transaction}. */

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { VeridexError } from '../errors/index.js';
-import type { Database, Queryable, TransactionOptions } from './database.js';
+import type { Database, Queryable, QueryOptions, TransactionOptions } from './database.js';
 import { type DatabaseLocation, toDatabaseError } from './db-errors.js';
 
 /** How a {@link PoolDatabase} obtains and prepares connections. */
@@ -10,6 +10,12 @@ export interface PoolDatabaseConfig {
   schema: string;
   /** Runs on every checked-out client before use (PGlite uses it to switch `search_path`). */
   prepare?: (client: pg.PoolClient) => Promise<void>;
+  /**
+   * Whether `prepareAs` names statements. Only for connections this handle opened to a
+   * server: PGlite keeps statements in its one session while node-postgres clients over it
+   * come and go, and a pool you provide may sit behind a proxy that cannot keep them.
+   */
+  namedStatements: boolean;
   /** Runs once from {@link PoolDatabase.close}. */
   dispose: () => Promise<void>;
 }
@@ -35,15 +41,17 @@ export class PoolDatabase implements Database {
   async query<Row extends pg.QueryResultRow = Record<string, unknown>>(
     text: string,
     params?: readonly unknown[],
+    options?: QueryOptions,
   ): Promise<pg.QueryResult<Row>> {
+    const query = toQueryConfig(text, params, this.#config.namedStatements ? options : undefined);
     if (!this.#config.prepare) {
       try {
-        return await this.#config.pool.query<Row>(text, params as unknown[] | undefined);
+        return await this.#config.pool.query<Row>(query);
       } catch (error) {
         throw toDatabaseError(error, this.#config.location);
       }
     }
-    return this.#withClient((client) => runQuery<Row>(client, text, params, this.#config.location));
+    return this.#withClient((client) => runQuery<Row>(client, query, this.#config.location));
   }
 
   async transaction<T>(
@@ -53,7 +61,12 @@ export class PoolDatabase implements Database {
     return this.#withClient(async (client) => {
       const location = this.#config.location;
       const tx: Queryable = {
-        query: (text, params) => runQuery(client, text, params, location),
+        query: (text, params, queryOptions) =>
+          runQuery(
+            client,
+            toQueryConfig(text, params, this.#config.namedStatements ? queryOptions : undefined),
+            location,
+          ),
       };
       const begin = options?.isolation
         ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`
@@ -100,14 +113,25 @@ export class PoolDatabase implements Database {
   }
 }
 
-async function runQuery<Row extends pg.QueryResultRow>(
-  client: pg.PoolClient,
+function toQueryConfig(
   text: string,
   params: readonly unknown[] | undefined,
+  options: QueryOptions | undefined,
+): pg.QueryConfig {
+  return {
+    text,
+    ...(params ? { values: params as unknown[] } : {}),
+    ...(options?.prepareAs ? { name: options.prepareAs } : {}),
+  };
+}
+
+async function runQuery<Row extends pg.QueryResultRow>(
+  client: pg.PoolClient,
+  query: pg.QueryConfig,
   location: DatabaseLocation,
 ): Promise<pg.QueryResult<Row>> {
   try {
-    return await client.query<Row>(text, params as unknown[] | undefined);
+    return await client.query<Row>(query);
   } catch (error) {
     throw toDatabaseError(error, location);
   }

@@ -226,6 +226,53 @@ describeEachDatabase('PostgresCheckpointer', ({ backend, db }) => {
     expect(calls() - before).toBe(1);
   });
 
+  it('commits put and putWrites asynchronously only when synchronousCommit is false', async () => {
+    // Runs each statement in a transaction and reads the setting its commit will use.
+    const observe = (base: Database) => {
+      const seen: string[] = [];
+      const wrapped: Database = {
+        kind: base.kind,
+        schema: base.schema,
+        query: ((text: string, params?: readonly unknown[]) =>
+          base.transaction(async (tx) => {
+            const result = await tx.query(text, params);
+            const { rows } = await tx.query<{ value: string }>(
+              "SELECT current_setting('synchronous_commit') AS value",
+            );
+            if (/veridex_checkpoint_put/.test(text)) seen.push(rows[0]!.value);
+            return result;
+          })) as Database['query'],
+        transaction: (fn, options) => base.transaction(fn, options),
+        close: () => base.close(),
+      };
+      return { db: wrapped, seen };
+    };
+    const write = async (saver: PostgresCheckpointer, threadId: string) => {
+      const config = await saver.put(
+        { configurable: { thread_id: threadId } },
+        checkpoint({ n: 1 }, { n: 1 }),
+        { source: 'loop', step: 0, parents: {} },
+        { n: 1 },
+      );
+      await saver.putWrites(config, [['n', 2]], 'task');
+    };
+    const durable = observe(db());
+    await write(PostgresCheckpointer.fromDatabase(durable.db), 'sync');
+    expect(durable.seen).toEqual(['on', 'on']);
+    const relaxed = observe(db());
+    const saver = PostgresCheckpointer.fromDatabase(relaxed.db, { synchronousCommit: false });
+    await write(saver, 'async');
+    expect(relaxed.seen).toEqual(['off', 'off']);
+    // The setting is local to the statement's transaction: the next one is back to normal.
+    const { rows } = await db().query<{ value: string }>(
+      "SELECT current_setting('synchronous_commit') AS value",
+    );
+    expect(rows[0]!.value).toBe('on');
+    expect((await saver.getTuple({ configurable: { thread_id: 'async' } }))!.pendingWrites).toEqual(
+      [['task', 'n', 2]],
+    );
+  });
+
   it('stores concurrent writes of one thread in fewer statements, each acknowledged once committed', async () => {
     const { db: counted, calls } = counting(db());
     const saver = PostgresCheckpointer.fromDatabase(counted);

@@ -20,6 +20,25 @@ describeEachDatabase('Database', ({ backend, db, open }) => {
     expect(rows).toEqual([{ n: '42', t: 'x' }]);
   });
 
+  it('prepares a statement given prepareAs once per server connection; PGlite runs it unnamed', async () => {
+    const name = `probe_${backend}_${Date.now()}`;
+    const probe = 'SELECT $1::int AS n';
+    for (let call = 0; call < 3; call++) {
+      expect((await db().query(probe, [call], { prepareAs: name })).rows).toEqual([{ n: call }]);
+    }
+    // One connection: run it twice (the second run reuses the statement), then look.
+    const prepared = await db().transaction(async (tx) => {
+      await tx.query(probe, [1], { prepareAs: name });
+      expect((await tx.query(probe, [2], { prepareAs: name })).rows).toEqual([{ n: 2 }]);
+      const { rows } = await tx.query<{ statement: string }>(
+        'SELECT statement FROM pg_prepared_statements WHERE name = $1',
+        [name],
+      );
+      return rows.map((row) => row.statement);
+    });
+    expect(prepared).toEqual(backend === 'postgres' ? [probe] : []);
+  });
+
   it('commits a transaction and rolls back one that throws', async () => {
     await db().query('CREATE TABLE things (id int PRIMARY KEY)');
     await db().transaction(async (tx) => {
