@@ -20,18 +20,19 @@ import { pageFetcher } from './list-pages.js';
 import { migratePendingSends } from './pending-sends.js';
 import { type PruneOptions, type PruneResult, pruneThread } from './prune-thread.js';
 import { type EncodingContext, type PutInput, type PutPlan, planPut } from './put-plan.js';
-import { type ReadRow, rowsToTuples } from './read-tuples.js';
+import { draftToTuple, type ReadRow, rowsToDrafts, rowsToTuples } from './read-tuples.js';
 import { SequenceCache } from './sequence-cache.js';
 import {
   DELETE_THREAD,
-  GET_CHECKPOINT_BY_ID,
-  GET_LATEST_CHECKPOINT,
+  GET_CHECKPOINT,
+  KIND_TOKEN,
   LOCK_THREAD_EXCLUSIVE,
   PUT_CHECKPOINT,
   PUT_WRITES,
   SEQUENCE_ITEMS_KEY,
   SEQUENCE_PREFIX_MISSING,
 } from './sql.js';
+import { TupleCache } from './tuple-cache.js';
 import {
   type ThreadVerification,
   type VerifyThreadOptions,
@@ -39,6 +40,8 @@ import {
 } from './verify-thread.js';
 import { WriteBatcher } from './write-batcher.js';
 import { planWrites, type WritesPlan, writesParams } from './writes-plan.js';
+
+const DEFAULT_TUPLE_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Options for {@link PostgresCheckpointer}. */
 export interface PostgresCheckpointerOptions {
@@ -54,6 +57,13 @@ export interface PostgresCheckpointerOptions {
   listStorage?: Partial<ListStorageOptions> | false;
   /** How many (thread, channel) lists this process remembers for appending. Default 1,000. */
   sequenceCacheSize?: number;
+  /**
+   * Bytes of serialised checkpoints this process keeps (the last one stored or read per
+   * thread and namespace) so that `getTuple` of an unchanged checkpoint only has the
+   * database confirm it instead of sending it again. The database checks every time, in the
+   * same statement, so other writers never make it stale. Default 64 MiB; 0 turns it off.
+   */
+  tupleCacheBytes?: number;
   /** Checkpoints fetched per query while `list()` iterates. Default 100. */
   listPageSize?: number;
   /**
@@ -91,6 +101,8 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
   readonly #listStorage: ListStorageOptions | false;
   readonly #pageSize: number;
   readonly #synchronousCommit: boolean;
+  readonly #tuples: TupleCache;
+  readonly #inFlight = new Set<Promise<unknown>>();
   readonly #writes = new WriteBatcher((threadId, plans) => this.#storeWrites(threadId, plans));
   #ready: Promise<Database> | undefined;
 
@@ -105,6 +117,7 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
       options.listStorage === false ? false : { ...DEFAULT_LIST_STORAGE, ...options.listStorage };
     this.#pageSize = options.listPageSize ?? 100;
     this.#synchronousCommit = options.synchronousCommit ?? true;
+    this.#tuples = new TupleCache(options.tupleCacheBytes ?? DEFAULT_TUPLE_CACHE_BYTES);
   }
 
   /**
@@ -165,24 +178,42 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
 
   /**
    * The checkpoint `config` names (or the thread's latest in its namespace) with its values
-   * and pending writes, in one statement; `undefined` when there is none.
+   * and pending writes, in one statement; `undefined` when there is none. When this process
+   * stored or read that checkpoint last, the statement only confirms it is unchanged.
    *
    * @throws VeridexError `checkpoint_invalid` when stored rows it needs were removed outside the checkpointer.
    */
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const { threadId, checkpointNs, checkpointId } = readAddress(config);
     if (threadId === undefined || threadId === null) return undefined;
+    const thread = String(threadId);
     const db = await this.database();
-    const { rows } = checkpointId
-      ? await callStored<ReadRow>(db, GET_CHECKPOINT_BY_ID, [
-          String(threadId),
-          checkpointNs,
-          checkpointId,
-        ])
-      : await callStored<ReadRow>(db, GET_LATEST_CHECKPOINT, [String(threadId), checkpointNs]);
-    const tuples = await rowsToTuples(rows, this.serde);
-    await migratePendingSends(tuples, db, this.serde, () => this.getNextVersion(undefined));
-    return tuples[0];
+    const cached = this.#tuples.get(thread, checkpointNs);
+    const known =
+      cached && (!checkpointId || cached.token.checkpointId === checkpointId) ? cached : undefined;
+    const { rows } = await callStored<ReadRow>(db, GET_CHECKPOINT, [
+      thread,
+      checkpointNs,
+      checkpointId ?? '',
+      known?.token.checkpointId ?? null,
+      known?.token.hash ?? null,
+      known?.token.writesDigest ?? null,
+    ]);
+    const token = rows[0];
+    if (token?.kind !== KIND_TOKEN) return undefined;
+    let draft = known?.draft;
+    if (token.idx !== 1 || !draft) {
+      draft = rowsToDrafts(rows)[0];
+      if (!draft) return undefined;
+      this.#tuples.afterRead(draft, {
+        checkpointId: token.checkpoint_id!,
+        hash: token.blob!,
+        writesDigest: Buffer.from(token.text1!, 'hex'),
+      });
+    }
+    const tuple = await draftToTuple(draft, this.serde, true);
+    await migratePendingSends([tuple], db, this.serde, () => this.getNextVersion(undefined));
+    return tuple;
   }
 
   /**
@@ -218,7 +249,16 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
    * @throws VeridexError `config_invalid` without `configurable.thread_id`; `db_unavailable`
    *   when the connection fails (nothing is half-written: the statement is atomic).
    */
-  async put(
+  put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    return this.#track(this.#put(config, checkpoint, metadata, newVersions));
+  }
+
+  async #put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
@@ -249,6 +289,7 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
       await store(plan);
     }
     for (const [key, known] of plan.remember) this.#sequences.remember(key, known);
+    this.#tuples.afterPut(input, plan.stored);
     return {
       configurable: {
         thread_id: config.configurable!.thread_id,
@@ -264,11 +305,20 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
    *
    * @throws VeridexError `config_invalid` without `thread_id` or `checkpoint_id`.
    */
-  async putWrites(
+  putWrites(
     config: RunnableConfig,
     writes: PendingWrite[],
     taskId: string,
     taskPath = '',
+  ): Promise<void> {
+    return this.#track(this.#putWrites(config, writes, taskId, taskPath));
+  }
+
+  async #putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath: string,
   ): Promise<void> {
     const threadId = requireThreadId(config, 'putWrites');
     const { checkpointNs, checkpointId } = readAddress(config);
@@ -289,6 +339,7 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
   async #storeWrites(threadId: string, plans: readonly WritesPlan[]): Promise<void> {
     const db = await this.database();
     await callStored(db, PUT_WRITES, [...writesParams(threadId, plans), this.#synchronousCommit]);
+    this.#tuples.afterWrites(threadId, plans);
   }
 
   /**
@@ -311,6 +362,7 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
       await tx.query(DELETE_THREAD, [String(threadId)]);
     });
     this.#sequences.forgetThread(String(threadId));
+    this.#tuples.forgetThread(String(threadId));
   }
 
   /**
@@ -335,17 +387,44 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
   async prune(threadId: string, options: PruneOptions): Promise<PruneResult> {
     const result = await pruneThread(await this.database(), String(threadId), options);
     this.#sequences.forgetThread(String(threadId));
+    this.#tuples.forgetThread(String(threadId));
     return result;
   }
 
-  /** Closes the database if this checkpointer opened it (`fromUrl`). */
+  /**
+   * Resolves once every `put` and `putWrites` started so far has finished, committed or
+   * failed. LangGraph does not always wait for them: when a run is aborted, `invoke` rejects
+   * while the last checkpoint may still be on its way. Call this before reading the thread's
+   * state after a failed run, or before shutting down.
+   *
+   * @example
+   * await graph.invoke(input, { ...config, signal }).catch(() => undefined);
+   * await checkpointer.settled();
+   * const state = await graph.getState(config);
+   */
+  async settled(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /**
+   * Waits for writes in flight ({@link PostgresCheckpointer.settled}), then closes the
+   * database if this checkpointer opened it (`fromUrl`).
+   */
   async close(): Promise<void> {
+    await this.settled();
     if (this.#owned) await (await this.#database).close();
   }
 
   /** Alias of {@link PostgresCheckpointer.close}, named like the official saver's method. */
   end(): Promise<void> {
     return this.close();
+  }
+
+  #track<T>(operation: Promise<T>): Promise<T> {
+    this.#inFlight.add(operation);
+    const done = () => this.#inFlight.delete(operation);
+    operation.then(done, done);
+    return operation;
   }
 
   #encoding(sequences: SequenceCache | undefined): EncodingContext {

@@ -45,6 +45,20 @@ export interface EncodingContext {
 export interface PutPlan {
   params: unknown[];
   remember: Array<[key: string, known: KnownSequence]>;
+  /** What the row will hold, for the tuple cache. */
+  stored: StoredCheckpoint;
+}
+
+/** A checkpoint as the put statement stores it. */
+export interface StoredCheckpoint {
+  /** The checkpoint JSON without `id` and `channel_values`. */
+  checkpointText: string;
+  metadataText: string;
+  contentDigest: Buffer;
+  /** The values it writes, in stored order. */
+  values: Array<[channel: string, value: SerializedValue]>;
+  /** Channels whose values it takes from its parent, if the parent has the same version. */
+  carried: string[];
 }
 
 /**
@@ -155,6 +169,13 @@ export async function planPut(input: PutInput, context: EncodingContext): Promis
       prefixes.lengths,
     ],
     remember,
+    stored: {
+      checkpointText,
+      metadataText,
+      contentDigest,
+      values: newChannels.map((channel, index) => [channel, serialized[index]!]),
+      carried,
+    },
   };
 }
 

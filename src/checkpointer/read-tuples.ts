@@ -3,7 +3,6 @@ import {
   type CheckpointTuple,
   compareWritesSortKeys,
   type SerializerProtocol,
-  type WritesSortKey,
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
 import { VeridexError } from '../errors/index.js';
@@ -32,10 +31,36 @@ export interface StoredData {
   data: string | Uint8Array;
 }
 
-interface Draft {
+/**
+ * One checkpoint tuple with its values still serialised: what a read statement returns for
+ * it, and what the tuple cache keeps. {@link draftToTuple} deserialises it.
+ */
+export interface TupleDraft {
+  threadId: string;
+  checkpointNs: string;
+  checkpointId: string;
+  parentCheckpointId: string | null;
+  /** The stored checkpoint JSON, without `id` and `channel_values`. */
+  checkpointText: string;
+  /** The metadata JSON as PostgreSQL's jsonb prints it. */
+  metadataText: string;
+  values: Array<[channel: string, stored: StoredData]>;
+  writes: DraftWrite[];
+}
+
+/** A pending write of a {@link TupleDraft}. */
+export interface DraftWrite {
+  taskId: string;
+  taskPath: string;
+  idx: number;
+  channel: string;
+  stored: StoredData;
+}
+
+interface RowDraft {
   row: ReadRow;
   refs: Array<[channel: string, digest: string]>;
-  writes: Array<{ key: WritesSortKey; taskId: string; channel: string; stored: StoredData }>;
+  writes: DraftWrite[];
 }
 
 const KIND_CHECKPOINT = 0;
@@ -61,10 +86,19 @@ export async function rowsToTuples(
   rows: readonly ReadRow[],
   serde: SerializerProtocol,
 ): Promise<CheckpointTuple[]> {
+  return Promise.all(rowsToDrafts(rows).map((draft) => draftToTuple(draft, serde)));
+}
+
+/**
+ * The rows of one read statement as serialised tuples, in the statement's order.
+ *
+ * @throws VeridexError `checkpoint_invalid` when a referenced value or list element is missing.
+ */
+export function rowsToDrafts(rows: readonly ReadRow[]): TupleDraft[] {
   const values = new Map<string, StoredData>();
   const lists = new Map<string, PendingList>();
   const elements = new Map<string, Array<string | null>>();
-  const drafts = new Map<string, Draft>();
+  const drafts = new Map<string, RowDraft>();
   for (const row of rows) {
     if (row.kind === KIND_CHECKPOINT) {
       drafts.set(tupleKey(row), { row, refs: [], writes: [] });
@@ -76,8 +110,9 @@ export async function rowsToTuples(
     } else if (row.kind === KIND_WRITE) {
       const taskId = row.name!;
       drafts.get(tupleKey(row))?.writes.push({
-        key: writesSortKey(row.text3 ?? '', taskId, row.idx!),
         taskId,
+        taskPath: row.text3 ?? '',
+        idx: row.idx!,
         channel: row.text1!,
         stored: storedData(row, row.text2!, `pending write of task ${taskId}`),
       });
@@ -89,7 +124,37 @@ export async function rowsToTuples(
   }
   for (const [ref, list] of lists)
     values.set(ref, assembleList(list, elements.get(list.sequenceId)));
-  return Promise.all([...drafts.values()].map((draft) => buildTuple(draft, values, serde)));
+  return [...drafts.values()].map(({ row, refs, writes }) => {
+    const draft: TupleDraft = {
+      threadId: row.thread_id!,
+      checkpointNs: row.checkpoint_ns!,
+      checkpointId: row.checkpoint_id!,
+      parentCheckpointId: row.name,
+      checkpointText: row.text1!,
+      metadataText: row.text2!,
+      values: [],
+      writes,
+    };
+    for (const [channel, digest] of refs) {
+      const stored = values.get(digest);
+      if (!stored) {
+        throw new VeridexError(
+          'checkpoint_invalid',
+          `Checkpoint ${draft.checkpointId} of thread "${draft.threadId}" refers to a stored value of channel "${channel}" that no longer exists. It was deleted outside the checkpointer; run verifyThread() to see what changed.`,
+          {
+            details: {
+              threadId: draft.threadId,
+              checkpointNs: draft.checkpointNs,
+              checkpointId: draft.checkpointId,
+              channel,
+            },
+          },
+        );
+      }
+      draft.values.push([channel, stored]);
+    }
+    return draft;
+  });
 }
 
 /** A list value: the first `length` elements of its sequence, as the JSON text the serde wrote. */
@@ -133,43 +198,42 @@ export function storedData(
   return { type, data: new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength) };
 }
 
-async function buildTuple(
-  draft: Draft,
-  values: ReadonlyMap<string, StoredData>,
+/**
+ * Deserialises a draft into a fresh checkpoint tuple. `copyBytes` hands the serde copies of
+ * non-JSON binary values (a serde may return those as they are), for drafts that are kept
+ * and read again.
+ */
+export async function draftToTuple(
+  draft: TupleDraft,
   serde: SerializerProtocol,
+  copyBytes = false,
 ): Promise<CheckpointTuple> {
-  const { row } = draft;
-  const threadId = row.thread_id!;
-  const checkpointNs = row.checkpoint_ns!;
-  const checkpointId = row.checkpoint_id!;
+  const { threadId, checkpointNs, checkpointId } = draft;
+  const load = (stored: StoredData) =>
+    loadStored(
+      serde,
+      copyBytes && stored.type !== 'json' && typeof stored.data !== 'string'
+        ? { type: stored.type, data: stored.data.slice() }
+        : stored,
+    );
   const channelValues: Record<string, unknown> = {};
-  const loaded = await Promise.all(
-    draft.refs.map(([channel, digest]) => {
-      const stored = values.get(digest);
-      if (!stored) {
-        throw new VeridexError(
-          'checkpoint_invalid',
-          `Checkpoint ${checkpointId} of thread "${threadId}" refers to a stored value of channel "${channel}" that no longer exists. It was deleted outside the checkpointer; run verifyThread() to see what changed.`,
-          { details: { threadId, checkpointNs, checkpointId, channel } },
-        );
-      }
-      return loadStored(serde, stored);
-    }),
-  );
-  draft.refs.forEach(([channel], index) => {
+  const loaded = await Promise.all(draft.values.map(([, stored]) => load(stored)));
+  draft.values.forEach(([channel], index) => {
     channelValues[channel] = loaded[index];
   });
-  draft.writes.sort((left, right) => compareWritesSortKeys(left.key, right.key));
+  const writes = draft.writes
+    .map((write) => ({ write, key: writesSortKey(write.taskPath, write.taskId, write.idx) }))
+    .sort((left, right) => compareWritesSortKeys(left.key, right.key));
   const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
-    draft.writes.map(
-      async (write): Promise<CheckpointPendingWrite> => [
+    writes.map(
+      async ({ write }): Promise<CheckpointPendingWrite> => [
         write.taskId,
         write.channel,
-        await loadStored(serde, write.stored),
+        await load(write.stored),
       ],
     ),
   );
-  const checkpoint = JSON.parse(row.text1!);
+  const checkpoint = JSON.parse(draft.checkpointText);
   checkpoint.id = checkpointId;
   checkpoint.channel_values = channelValues;
   const tuple: CheckpointTuple = {
@@ -181,12 +245,16 @@ async function buildTuple(
       },
     },
     checkpoint,
-    metadata: await serde.loadsTyped('json', row.text2!),
+    metadata: await serde.loadsTyped('json', draft.metadataText),
     pendingWrites,
   };
-  if (row.name !== null) {
+  if (draft.parentCheckpointId !== null) {
     tuple.parentConfig = {
-      configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: row.name },
+      configurable: {
+        thread_id: threadId,
+        checkpoint_ns: checkpointNs,
+        checkpoint_id: draft.parentCheckpointId,
+      },
     };
   }
   return tuple;

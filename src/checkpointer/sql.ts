@@ -37,7 +37,6 @@ function storedFunction(
   returns: 'void' | 'rows',
   statement: string,
 ): StoredFunction {
-  const returnType = returns === 'rows' ? `TABLE (${READ_COLUMNS})` : returns;
   // Writers take one more argument, last: whether this transaction waits for its WAL to be
   // flushed (see `synchronousCommit` in PostgresCheckpointerOptions). A local setting lasts
   // until the end of the caller's transaction, so it governs the commit that follows.
@@ -50,6 +49,16 @@ ${THREAD_WRITE_LOCK};
 ${statement};
 END`
       : `#variable_conflict use_column\nBEGIN\nRETURN QUERY ${statement};\nEND`;
+  return defineFunction(base, argumentTypes, returns, body);
+}
+
+function defineFunction(
+  base: string,
+  argumentTypes: readonly string[],
+  returns: 'void' | 'rows',
+  body: string,
+): StoredFunction {
+  const returnType = returns === 'rows' ? `TABLE (${READ_COLUMNS})` : returns;
   // A custom plan per call would re-plan every time (array sizes make the generic plan look
   // dearer to the planner than it is), which is the cost these functions exist to avoid.
   // The generic plan is made once per session, often while the tables are still small; every
@@ -485,32 +494,67 @@ LEFT JOIN LATERAL (${ASSEMBLE_MANIFEST}
 const TARGET_COLUMNS = `c.thread_key, th.thread_id, c.checkpoint_ns, c.checkpoint_id,
   c.parent_checkpoint_id, c.checkpoint, c.metadata, c.value_channels, c.value_refs`;
 
-/** One checkpoint by id: $1 thread_id, $2 checkpoint_ns, $3 checkpoint_id. */
-export const GET_CHECKPOINT_BY_ID = storedFunction(
-  'veridex_checkpoint_get',
-  ['text', 'text', 'text'],
-  'rows',
-  `WITH target AS (
-  SELECT ${TARGET_COLUMNS}, 1::bigint AS ordering
-  FROM veridex_checkpoint_threads th
-  JOIN veridex_checkpoints c ON c.thread_key = th.thread_key
-  WHERE th.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3
-)${READ_TAIL}`,
-);
+/** Marks the first row of {@link GET_CHECKPOINT}: the token of the checkpoint it found. */
+export const KIND_TOKEN = 5;
 
-/** The latest checkpoint of a namespace: $1 thread_id, $2 checkpoint_ns. */
-export const GET_LATEST_CHECKPOINT = storedFunction(
-  'veridex_checkpoint_get_latest',
-  ['text', 'text'],
+/**
+ * One checkpoint, unless the caller already has it. $1 thread_id, $2 checkpoint_ns,
+ * $3 checkpoint_id ('' for the latest), $4-$6 the token of the tuple the caller has cached
+ * (checkpoint_id, chain hash, writes digest; nulls for none).
+ *
+ * Returns no rows when there is no such checkpoint. Otherwise the first row (kind
+ * {@link KIND_TOKEN}) is the token of the checkpoint found: checkpoint_id, chain hash in
+ * `blob`, writes digest (SHA-256 of its writes' hashes in byte order) as hex in `text1`, and
+ * `idx` 1 when it equals the caller's. Only then does the read end there; otherwise the read
+ * tail follows. The token is taken first, so if a write lands between the two statements the
+ * cached token is older than the rows and the next call reads again.
+ */
+export const GET_CHECKPOINT = defineFunction(
+  'veridex_checkpoint_get_unless',
+  ['text', 'text', 'text', 'text', 'bytea', 'bytea'],
   'rows',
-  `WITH target AS (
+  `#variable_conflict use_column
+DECLARE
+  found_key bigint;
+  found_id text;
+  found_hash bytea;
+  found_writes bytea;
+  unchanged bool;
+BEGIN
+  IF $3 = '' THEN
+    SELECT c.thread_key, c.checkpoint_id, c.hash INTO found_key, found_id, found_hash
+    FROM veridex_checkpoint_threads th
+    JOIN veridex_checkpoints c ON c.thread_key = th.thread_key
+    WHERE th.thread_id = $1 AND c.checkpoint_ns = $2
+    ORDER BY c.checkpoint_id DESC
+    LIMIT 1;
+  ELSE
+    SELECT c.thread_key, c.checkpoint_id, c.hash INTO found_key, found_id, found_hash
+    FROM veridex_checkpoint_threads th
+    JOIN veridex_checkpoints c ON c.thread_key = th.thread_key
+    WHERE th.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3;
+  END IF;
+  IF found_id IS NULL THEN
+    RETURN;
+  END IF;
+  SELECT sha256(coalesce(string_agg(w.hash, ''::bytea ORDER BY w.hash), ''::bytea))
+  INTO found_writes
+  FROM veridex_checkpoint_writes w
+  WHERE w.thread_key = found_key AND w.checkpoint_ns = $2 AND w.checkpoint_id = found_id;
+  unchanged := coalesce(found_id = $4 AND found_hash = $5 AND found_writes = $6, false);
+  RETURN QUERY SELECT ${KIND_TOKEN}, NULL::bigint, NULL::text, NULL::text, found_id, NULL::text,
+    encode(found_writes, 'hex'), NULL::text, NULL::text, found_hash, NULL::text, unchanged::int,
+    NULL::int, NULL::int;
+  IF unchanged THEN
+    RETURN;
+  END IF;
+  RETURN QUERY WITH target AS (
   SELECT ${TARGET_COLUMNS}, 1::bigint AS ordering
   FROM veridex_checkpoint_threads th
   JOIN veridex_checkpoints c ON c.thread_key = th.thread_key
-  WHERE th.thread_id = $1 AND c.checkpoint_ns = $2
-  ORDER BY c.checkpoint_id DESC
-  LIMIT 1
-)${READ_TAIL}`,
+  WHERE th.thread_key = found_key AND c.checkpoint_ns = $2 AND c.checkpoint_id = found_id
+)${READ_TAIL};
+END`,
 );
 
 /**
@@ -580,8 +624,7 @@ WITH target AS (
 export const STORED_FUNCTIONS: readonly StoredFunction[] = [
   PUT_CHECKPOINT,
   PUT_WRITES,
-  GET_CHECKPOINT_BY_ID,
-  GET_LATEST_CHECKPOINT,
+  GET_CHECKPOINT,
   LIST_THREAD_CHECKPOINTS,
   DELTA_CHANNEL_HISTORY,
 ];

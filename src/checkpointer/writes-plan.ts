@@ -22,6 +22,8 @@ export interface WriteRow {
   /** Concatenated element digests, for a list stored by element. */
   manifest: Buffer | null;
   hash: Buffer;
+  /** The serialised value (what a read gives back), for the tuple cache. */
+  serialized: Uint8Array;
 }
 
 /** One `putWrites` call, serialised. */
@@ -66,6 +68,7 @@ export async function planWrites(
       type: value.type,
       blob: listed ? null : value.bytes,
       manifest: listed ? Buffer.concat(listed.map((element) => element.digest)) : null,
+      serialized: value.bytes,
       hash: writeHash({
         threadId: input.threadId,
         checkpointNs: input.checkpointNs,

@@ -232,9 +232,13 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
       ...(signal ? { signal } : {}),
     };
     try {
+      // Cancelled before it began: start nothing (LangGraph would still write a checkpoint).
+      signal?.throwIfAborted();
       const values = (await start(config)) as GovernanceState;
       return await describe(threadId, runId, values);
     } catch (error) {
+      // An aborted invoke rejects before LangGraph's last checkpoint write has finished.
+      if (checkpointer instanceof PostgresCheckpointer) await checkpointer.settled();
       const reason = signal?.aborted ? signal.reason : error;
       const code = VeridexError.is(reason)
         ? reason.code

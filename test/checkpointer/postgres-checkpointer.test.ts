@@ -46,7 +46,7 @@ function counting(db: Database): { db: Database; calls: () => number } {
   return { db: wrapped, calls: () => calls };
 }
 
-describeEachDatabase('PostgresCheckpointer', ({ backend, db }) => {
+describeEachDatabase('PostgresCheckpointer', ({ backend, db, open }) => {
   it('returns pending writes in LangGraph task-path order whatever order they arrived in', async () => {
     const saver = PostgresCheckpointer.fromDatabase(db());
     const config = await saver.put(
@@ -273,6 +273,38 @@ describeEachDatabase('PostgresCheckpointer', ({ backend, db }) => {
     );
   });
 
+  it('settles and closes only after the writes a caller did not await', async () => {
+    const saver = PostgresCheckpointer.fromDatabase(db());
+    await saver.setup();
+    const finished: string[] = [];
+    const config = saver.put(
+      { configurable: { thread_id: 'late' } },
+      checkpoint({ n: 1 }, { n: 1 }),
+      { source: 'loop', step: 0, parents: {} },
+      { n: 1 },
+    );
+    void config.then(() => finished.push('put'));
+    const writes = config.then((stored) => {
+      const pending = saver.putWrites(stored, [['n', 2]], 'task');
+      void pending.then(() => finished.push('writes'));
+    });
+    await config;
+    await writes;
+    await saver.settled();
+    expect(finished).toEqual(['put', 'writes']);
+    // close() of a checkpointer that owns its database waits the same way.
+    const owner = new PostgresCheckpointer({ db: open(), ownsDatabase: true });
+    const last = owner.put(
+      { configurable: { thread_id: 'closing' } },
+      checkpoint({ n: 1 }, { n: 1 }),
+      { source: 'loop', step: 0, parents: {} },
+      { n: 1 },
+    );
+    await owner.close();
+    await expect(last).resolves.toMatchObject({ configurable: { thread_id: 'closing' } });
+    expect(await saver.getTuple({ configurable: { thread_id: 'closing' } })).toBeDefined();
+  });
+
   it('stores concurrent writes of one thread in fewer statements, each acknowledged once committed', async () => {
     const { db: counted, calls } = counting(db());
     const saver = PostgresCheckpointer.fromDatabase(counted);
@@ -336,7 +368,11 @@ describeEachDatabase('PostgresCheckpointer', ({ backend, db }) => {
     await db().query(
       'DELETE FROM veridex_checkpoint_elements WHERE ctid = (SELECT min(ctid) FROM veridex_checkpoint_elements)',
     );
-    const error = await saver.getTuple(config).catch((caught: unknown) => caught);
+    // The writer answers from the tuple it cached (the token does not cover element rows);
+    // a reader without that cache, like another process, reads the damage.
+    expect((await saver.getTuple(config))!.checkpoint.channel_values.messages).toEqual(messages);
+    const reader = PostgresCheckpointer.fromDatabase(db());
+    const error = await reader.getTuple(config).catch((caught: unknown) => caught);
     expect(VeridexError.is(error, 'checkpoint_invalid')).toBe(true);
     expect((error as VeridexError).details).toMatchObject({ expected: 4, actual: 3 });
     expect((error as Error).message).toContain('verifyThread');
@@ -367,7 +403,8 @@ describeEachDatabase('PostgresCheckpointer', ({ backend, db }) => {
          WHERE n.nspname = $1 AND p.proname LIKE 'veridex_checkpoint_%'`,
         [schema],
       );
-      expect(rows[0]!.n).toBe(6);
+      // put, writes, get, list of a thread, delta history.
+      expect(rows[0]!.n).toBe(5);
       const saver = PostgresCheckpointer.fromDatabase(handles[1]!);
       const config = await saver.put(
         { configurable: { thread_id: 't' } },
