@@ -117,10 +117,7 @@ thread AS (
     (thread_id, checkpoint_count, latest_checkpoint_ns, latest_checkpoint_id, latest_hash)
   SELECT $1, 1, $2, $3, link.hash FROM link
   ON CONFLICT (thread_id) DO UPDATE SET
-    checkpoint_count = t.checkpoint_count + CASE WHEN EXISTS (
-      SELECT 1 FROM veridex_checkpoints c
-      WHERE c.thread_key = t.thread_key AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3
-    ) THEN 0 ELSE 1 END,
+    checkpoint_count = t.checkpoint_count + 1,
     latest_checkpoint_ns = EXCLUDED.latest_checkpoint_ns,
     latest_checkpoint_id = EXCLUDED.latest_checkpoint_id,
     latest_hash = EXCLUDED.latest_hash
@@ -176,7 +173,8 @@ ON CONFLICT (thread_key, checkpoint_ns, checkpoint_id) DO UPDATE SET
   value_refs = EXCLUDED.value_refs,
   new_value_count = EXCLUDED.new_value_count,
   parent_hash = EXCLUDED.parent_hash,
-  hash = EXCLUDED.hash`;
+  hash = EXCLUDED.hash,
+  repeated_puts = c.repeated_puts + 1`;
 
 /** See {@link PUT_CHECKPOINT_STATEMENT}. */
 export const PUT_CHECKPOINT = storedFunction(
@@ -652,7 +650,7 @@ FROM veridex_checkpoint_threads WHERE thread_id = $1`;
 /** Every checkpoint row of thread key $1, as stored. */
 export const SELECT_THREAD_CHECKPOINTS = `
 SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata::text AS metadata,
-  value_channels, value_refs, new_value_count, parent_hash, hash
+  value_channels, value_refs, new_value_count, parent_hash, hash, repeated_puts
 FROM veridex_checkpoints WHERE thread_key = $1`;
 
 /** Every distinct value referenced by thread key $1, resolved (hex reference, type, data). */
@@ -699,7 +697,7 @@ WITH doomed AS (
   DELETE FROM veridex_checkpoints c
   USING unnest($2::text[], $3::text[]) AS d(checkpoint_ns, checkpoint_id)
   WHERE c.thread_key = $1 AND c.checkpoint_ns = d.checkpoint_ns AND c.checkpoint_id = d.checkpoint_id
-  RETURNING c.checkpoint_ns, c.checkpoint_id, c.hash
+  RETURNING c.checkpoint_ns, c.checkpoint_id, c.hash, c.repeated_puts
 ),
 tombstones AS (
   INSERT INTO veridex_checkpoint_pruned (thread_key, checkpoint_ns, checkpoint_id, hash)
@@ -712,7 +710,8 @@ writes AS (
   RETURNING 1
 ),
 counted AS (
-  UPDATE veridex_checkpoint_threads SET pruned_count = pruned_count + (SELECT count(*) FROM doomed)
+  UPDATE veridex_checkpoint_threads
+  SET pruned_count = pruned_count + (SELECT count(*) + coalesce(sum(repeated_puts), 0) FROM doomed)
   WHERE thread_key = $1
 )
 SELECT (SELECT count(*) FROM doomed)::int AS checkpoints, (SELECT count(*) FROM writes)::int AS writes`;

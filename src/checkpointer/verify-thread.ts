@@ -55,6 +55,8 @@ interface CheckpointRow {
   new_value_count: number;
   parent_hash: Buffer | null;
   hash: Buffer;
+  /** Puts of the same id after the first: each also counted in `checkpoint_count`. */
+  repeated_puts: number;
 }
 
 interface ValueRow {
@@ -136,7 +138,8 @@ export async function verifyThread(
         checkCheckpoint(threadId, row, byAddress, pruned, values, issues);
       }
       for (const row of writes) checkWrite(threadId, row, issues);
-      checkHead(head, checkpoints.length, byAddress, issues, options.expectedHeadHash);
+      const puts = checkpoints.reduce((sum, row) => sum + 1 + row.repeated_puts, 0);
+      checkHead(head, puts, byAddress, issues, options.expectedHeadHash);
       return {
         threadId,
         valid: issues.length === 0,
@@ -265,13 +268,13 @@ function checkHead(
     latest_checkpoint_id: string | null;
     latest_hash: Buffer | null;
   },
-  present: number,
+  presentPuts: number,
   byAddress: ReadonlyMap<string, CheckpointRow>,
   issues: VerificationIssue[],
   expectedHeadHash: string | undefined,
 ): void {
   const written = Number(head.checkpoint_count);
-  const accounted = present + Number(head.pruned_count);
+  const accounted = presentPuts + Number(head.pruned_count);
   if (accounted < written) {
     issues.push({
       kind: 'deleted',

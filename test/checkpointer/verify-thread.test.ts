@@ -76,6 +76,30 @@ describeEachDatabase('verifyThread', ({ db }) => {
     });
   });
 
+  it('counts a checkpoint put again with the same id once, through pruning, and still catches a deleted fork leaf', async () => {
+    const saver = PostgresCheckpointer.fromDatabase(db());
+    const ids = await buildThread(saver, 'again');
+    // Put the third checkpoint again (same id, as a retried step would) and fork from it.
+    const third = (await saver.getTuple({
+      configurable: { thread_id: 'again', checkpoint_ns: '', checkpoint_id: ids[2] },
+    }))!;
+    const sameVersions = { messages: 3, step: 3 };
+    await saver.put(third.parentConfig!, third.checkpoint, third.metadata!, sameVersions);
+    await saver.put(third.parentConfig!, third.checkpoint, third.metadata!, sameVersions);
+    const leaf = { ...emptyCheckpoint(), id: uuid6(-1) };
+    await saver.put(third.config, leaf, { source: 'fork', step: 3, parents: {} }, {});
+    const main = { configurable: { thread_id: 'again', checkpoint_ns: '', checkpoint_id: ids[4] } };
+    const next = { ...emptyCheckpoint(), id: uuid6(-1) };
+    await saver.put(main, next, { source: 'loop', step: 5, parents: {} }, {});
+    expect((await saver.verifyThread('again')).issues).toEqual([]);
+    await saver.prune('again', { keepLast: 2 });
+    const afterPrune = await saver.verifyThread('again');
+    expect(afterPrune.issues).toEqual([]);
+    // The fork leaf is neither the newest checkpoint nor anyone's parent: only the count tells.
+    await db().query('DELETE FROM veridex_checkpoints WHERE checkpoint_id = $1', [leaf.id]);
+    expect(kinds((await saver.verifyThread('again')).issues)).toEqual(['deleted']);
+  });
+
   it('reports a checkpoint whose metadata was edited in SQL as modified', async () => {
     const saver = PostgresCheckpointer.fromDatabase(db());
     const ids = await buildThread(saver, 't');
