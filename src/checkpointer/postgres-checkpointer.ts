@@ -392,8 +392,8 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
   }
 
   /**
-   * Resolves once every `put` and `putWrites` started so far has finished, committed or
-   * failed. LangGraph does not always wait for them: when a run is aborted, `invoke` rejects
+   * Resolves once no `put` or `putWrites` is in flight: each one started before or while
+   * waiting has finished, committed or failed. LangGraph does not always wait for them: when a run is aborted, `invoke` rejects
    * while the last checkpoint may still be on its way. Call this before reading the thread's
    * state after a failed run, or before shutting down.
    *

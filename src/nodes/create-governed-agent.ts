@@ -224,12 +224,17 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
     start: (config: {
       configurable: Record<string, string>;
       signal?: AbortSignal;
+      durability: 'sync';
     }) => Promise<unknown>,
   ): Promise<RunResult> {
     const signal = runSignal(budget);
     const config = {
       configurable: { thread_id: threadId, run_id: runId },
       ...(signal ? { signal } : {}),
+      // Each step's checkpoint is stored before the next step starts, so the model's tool
+      // calls are durable before any tool runs: a crash in between cannot make a resumed
+      // run ask the model again and act on a different answer.
+      durability: 'sync' as const,
     };
     try {
       // Cancelled before it began: start nothing (LangGraph would still write a checkpoint).

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AIMessage } from '@langchain/core/messages';
+import { MemorySaver } from '@langchain/langgraph';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Ed25519Signer, generateKeyPair, verifyEvidence } from '../../src/audit/index.js';
@@ -158,6 +160,39 @@ describeEachDatabase('createGovernedAgent', ({ db }) => {
     const state = await agent.graph.getState({ configurable: { thread_id: result.threadId } });
     expect(state.next).toEqual(['tools']);
     expect(state.values.messages.at(-1).tool_calls[0].name).toBe('slow_report');
+  });
+
+  it('stores the checkpoint that proposes a tool call before the tool runs', async () => {
+    // A crash between the two must not lose the proposal: the resumed run would ask the
+    // model again, and a different answer would be a second, different action.
+    const timeline: string[] = [];
+    class SlowSaver extends MemorySaver {
+      override async put(...args: Parameters<MemorySaver['put']>) {
+        const messages = (args[1].channel_values.messages ?? []) as AIMessage[];
+        const proposes = (messages.at(-1)?.tool_calls?.length ?? 0) > 0;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        const stored = await super.put(...args);
+        if (proposes) timeline.push('proposal stored');
+        return stored;
+      }
+    }
+    const lookup = tool({
+      name: 'lookup',
+      description: 'Looks something up.',
+      safetyClass: 'read',
+      input: z.object({ key: z.string() }),
+      output: z.object({ value: z.string() }),
+      async execute() {
+        timeline.push('tool ran');
+        return { value: 'found' };
+      },
+    });
+    const { agent } = await agentWith(
+      [{ toolCalls: [{ name: 'lookup', args: { key: 'a' } }] }, 'Done.'],
+      { tools: [lookup], policies: [], checkpointer: new SlowSaver() },
+    );
+    expect((await agent.run('look it up')).status).toBe('completed');
+    expect(timeline).toEqual(['proposal stored', 'tool ran']);
   });
 
   it('reports an external cancellation as cancelled', async () => {
