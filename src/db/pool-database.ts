@@ -43,7 +43,7 @@ export class PoolDatabase implements Database {
     params?: readonly unknown[],
     options?: QueryOptions,
   ): Promise<pg.QueryResult<Row>> {
-    const query = toQueryConfig(text, params, this.#config.namedStatements ? options : undefined);
+    const query = this.#queryConfig(text, params, options);
     if (!this.#config.prepare) {
       try {
         return await this.#config.pool.query<Row>(query);
@@ -62,11 +62,7 @@ export class PoolDatabase implements Database {
       const location = this.#config.location;
       const tx: Queryable = {
         query: (text, params, queryOptions) =>
-          runQuery(
-            client,
-            toQueryConfig(text, params, this.#config.namedStatements ? queryOptions : undefined),
-            location,
-          ),
+          runQuery(client, this.#queryConfig(text, params, queryOptions), location),
       };
       const begin = options?.isolation
         ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`
@@ -87,6 +83,19 @@ export class PoolDatabase implements Database {
   close(): Promise<void> {
     this.#closed ??= this.#config.dispose();
     return this.#closed;
+  }
+
+  #queryConfig(
+    text: string,
+    params: readonly unknown[] | undefined,
+    options: QueryOptions | undefined,
+  ): pg.QueryConfig {
+    const name = this.#config.namedStatements ? options?.prepareAs : undefined;
+    return {
+      text,
+      ...(params ? { values: params as unknown[] } : {}),
+      ...(name ? { name } : {}),
+    };
   }
 
   async #withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -111,18 +120,6 @@ export class PoolDatabase implements Database {
       client.release(broken);
     }
   }
-}
-
-function toQueryConfig(
-  text: string,
-  params: readonly unknown[] | undefined,
-  options: QueryOptions | undefined,
-): pg.QueryConfig {
-  return {
-    text,
-    ...(params ? { values: params as unknown[] } : {}),
-    ...(options?.prepareAs ? { name: options.prepareAs } : {}),
-  };
 }
 
 async function runQuery<Row extends pg.QueryResultRow>(
