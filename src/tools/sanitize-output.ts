@@ -130,14 +130,25 @@ function clean(
   if (findings && escapes > 0) findings.push({ kind: 'terminal_escape', count: escapes });
   if (findings && controls > 0) findings.push({ kind: 'control_character', count: controls });
   if (findings && hidden > 0) findings.push({ kind: 'hidden_unicode', count: hidden });
-  for (const { name, pattern, neutralise } of ROLE_PATTERNS) {
-    let count = 0;
-    result = result.replace(pattern, (...args) => {
-      count++;
-      // Extra arguments (offset, input) are ignored by the neutralisers.
-      return neutralise(...(args as [string, ...string[]]));
-    });
-    if (findings && count > 0) findings.push({ kind: 'role_token', detail: name, count });
+  // Until nothing changes: neutralising one pattern can complete another, as in
+  // "<|<<SYS>>|>", where escaping the inner marker leaves a bare "<|…|>" token. Every
+  // rewrite removes an angle bracket or square bracket pair or quotes a turn header, so this
+  // ends; the bound only guards against a pattern added later that does not.
+  const roleCounts = new Map<string, number>();
+  for (let round = 0; round < 8; round++) {
+    const before = result;
+    for (const { name, pattern, neutralise } of ROLE_PATTERNS) {
+      result = result.replace(pattern, (...args) => {
+        roleCounts.set(name, (roleCounts.get(name) ?? 0) + 1);
+        // Extra arguments (offset, input) are ignored by the neutralisers.
+        return neutralise(...(args as [string, ...string[]]));
+      });
+    }
+    if (result === before) break;
+  }
+  for (const { name } of ROLE_PATTERNS) {
+    const count = roleCounts.get(name);
+    if (findings && count) findings.push({ kind: 'role_token', detail: name, count });
   }
   if (scrubber) {
     const report: ScrubReport = { secrets: [], credentials: [] };

@@ -243,7 +243,8 @@ describe('sanitizeOutput', () => {
         expect(twice.content).toBe(once);
         expect(twice.findings).toEqual([]);
       }),
-      { numRuns: 1500 },
+      // Found by this property in CI: escaping the inner marker completed a "<|…|>" token.
+      { numRuns: 1500, examples: [['<|<<SYS>>|>', 64]] },
     );
   });
 
