@@ -1,7 +1,8 @@
 /**
  * Role-impersonation patterns in tool output: text that a model (or its chat template) could
  * read as the start of another turn or the end of the tool result. Each is rewritten into a
- * visibly quoted form that no pattern matches again, so neutralising is idempotent.
+ * visibly quoted form its own pattern does not match again; since one rewrite can complete
+ * another pattern's match ("<|<<SYS>>|>"), `sanitizeOutput` applies them until nothing changes.
  */
 interface RolePattern {
   /** Named in sanitiser findings. */
