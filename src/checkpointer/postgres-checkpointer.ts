@@ -75,8 +75,9 @@ export interface PostgresCheckpointerOptions {
    * reordered, and never one committed before a later synchronous commit (the WAL is
    * flushed in order). A thread then resumes from an earlier checkpoint and re-runs the
    * steps after it, so use it when re-running a step is safe: tools run through
-   * `governedToolNode`/`runTool` are, since their idempotency ledger commits synchronously.
-   * A crash of your process loses nothing either way.
+   * `governedToolNode`/`runTool` in a graph invoked with `durability: 'sync'` are, since their
+   * idempotency ledger commits synchronously before a tool acts, flushing every checkpoint
+   * written before it. A crash of your process loses nothing either way.
    */
   synchronousCommit?: boolean;
   /** Close the database in {@link PostgresCheckpointer.close}. Default false (true for `fromUrl`). */
