@@ -12,6 +12,7 @@ import { PostgresCheckpointer } from '../../src/checkpointer/index.js';
 import type { Database } from '../../src/db/index.js';
 import { VeridexError } from '../../src/errors/index.js';
 import { describeEachDatabase, openBackend, uniqueSchema } from '../support/databases.js';
+import { interceptQueries } from '../support/intercept-queries.js';
 
 type Config = { configurable: Record<string, unknown> };
 
@@ -33,16 +34,10 @@ async function collect<T>(iterator: AsyncIterable<T>): Promise<T[]> {
 /** Counts statements sent through a handle, to check round trips. */
 function counting(db: Database): { db: Database; calls: () => number } {
   let calls = 0;
-  const wrapped: Database = {
-    kind: db.kind,
-    schema: db.schema,
-    query: ((text: string, params?: readonly unknown[]) => {
-      calls++;
-      return db.query(text, params);
-    }) as Database['query'],
-    transaction: (fn, options) => db.transaction(fn, options),
-    close: () => db.close(),
-  };
+  const wrapped = interceptQueries(db, (text, params, options) => {
+    calls++;
+    return db.query(text, params, options);
+  });
   return { db: wrapped, calls: () => calls };
 }
 
@@ -230,21 +225,16 @@ describeEachDatabase('PostgresCheckpointer', ({ backend, db, open }) => {
     // Runs each statement in a transaction and reads the setting its commit will use.
     const observe = (base: Database) => {
       const seen: string[] = [];
-      const wrapped: Database = {
-        kind: base.kind,
-        schema: base.schema,
-        query: ((text: string, params?: readonly unknown[]) =>
-          base.transaction(async (tx) => {
-            const result = await tx.query(text, params);
-            const { rows } = await tx.query<{ value: string }>(
-              "SELECT current_setting('synchronous_commit') AS value",
-            );
-            if (/veridex_checkpoint_put/.test(text)) seen.push(rows[0]!.value);
-            return result;
-          })) as Database['query'],
-        transaction: (fn, options) => base.transaction(fn, options),
-        close: () => base.close(),
-      };
+      const wrapped = interceptQueries(base, (text, params) =>
+        base.transaction(async (tx) => {
+          const result = await tx.query(text, params);
+          const { rows } = await tx.query<{ value: string }>(
+            "SELECT current_setting('synchronous_commit') AS value",
+          );
+          if (/veridex_checkpoint_put/.test(text)) seen.push(rows[0]!.value);
+          return result;
+        }),
+      );
       return { db: wrapped, seen };
     };
     const write = async (saver: PostgresCheckpointer, threadId: string) => {

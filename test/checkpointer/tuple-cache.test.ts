@@ -12,23 +12,18 @@ import { PostgresCheckpointer } from '../../src/checkpointer/index.js';
 import { jsonbText } from '../../src/checkpointer/jsonb-order.js';
 import type { Database } from '../../src/db/index.js';
 import { describeEachDatabase } from '../support/databases.js';
+import { interceptQueries } from '../support/intercept-queries.js';
 
 type Config = { configurable: Record<string, unknown> };
 
 /** Records how many rows each getTuple statement returned (1 = only "unchanged"). */
 function recordingReads(db: Database): { db: Database; rows: number[] } {
   const rows: number[] = [];
-  const wrapped: Database = {
-    kind: db.kind,
-    schema: db.schema,
-    query: (async (text: string, params?: readonly unknown[], options?: never) => {
-      const result = await db.query(text, params, options);
-      if (text.includes('veridex_checkpoint_get_unless')) rows.push(result.rows.length);
-      return result;
-    }) as Database['query'],
-    transaction: (fn, options) => db.transaction(fn, options),
-    close: () => db.close(),
-  };
+  const wrapped = interceptQueries(db, async (text, params, options) => {
+    const result = await db.query(text, params, options);
+    if (text.includes('veridex_checkpoint_get_unless')) rows.push(result.rows.length);
+    return result;
+  });
   return { db: wrapped, rows };
 }
 
