@@ -14,8 +14,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The official checkpoint validation suite uses global describe/it.
     globals: true,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Limits only stop a hung test: many tests start real processes (tsx, PGlite, bwrap,
+    // Chromium), which take tens of seconds on a loaded 2-core machine. Tests wait on events
+    // and conditions, never on these.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     // PGlite instances cost ~700 MB each; two workers keep a 2-core machine busy without swapping.
     maxWorkers: 2,
     setupFiles: ['test/support/setup.ts'],

@@ -14,20 +14,25 @@ import { createDatabase, type Database } from '../src/db/index.js';
 import { median, ms, percentile } from './stats.js';
 
 // `npm run bench -- checkpointer`: ours vs the official PostgresSaver vs MemorySaver vs a raw
-// single-INSERT floor, on the same PostgreSQL database in the same run (see issue 3).
+// single-INSERT floor vs the protocol floor (the three statements LangGraph's saver protocol
+// needs per step, bare), on the same PostgreSQL database in the same run (issues 3 and 20).
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
-const THREADS = 200;
+// BENCH_CHECKPOINTER_THREADS=40 for a quick look while profiling (default 200).
+const THREADS = Number(process.env.BENCH_CHECKPOINTER_THREADS ?? 200);
 const STEPS = 25;
 const POOL = 8;
 const GRAPH_INVOCATIONS = 100;
 const LONG_THREAD_INVOCATIONS = 20;
 
-type Saver = BaseCheckpointSaver | 'floor';
+/** A saver, or one of the bare-SQL floors (`floor`: one INSERT; `protocol`: put, putWrites, getTuple). */
+type Saver = BaseCheckpointSaver | 'floor' | 'protocol';
 
 /** Per-operation samples of one contender in one W1 phase. */
 interface W1Samples {
   elapsed: number;
+  /** Client CPU (user + system) spent in this process during the phase, µs. */
+  cpu: number;
   steps: number;
   put: number[];
   putWrites: number[];
@@ -37,6 +42,8 @@ interface W1Samples {
 interface Contender {
   name: string;
   saver: Saver;
+  /** The pool of a bare-SQL contender, when not the floor's. */
+  pool?: pg.Pool;
   tables?: { schema: string; names: string[] };
   threads: string[];
   c1: W1Samples;
@@ -47,11 +54,11 @@ interface Contender {
 }
 
 function samples(): W1Samples {
-  return { elapsed: 0, steps: 0, put: [], putWrites: [], getTuple: [] };
+  return { elapsed: 0, cpu: 0, steps: 0, put: [], putWrites: [], getTuple: [] };
 }
 
 /** Deterministic pseudo-random text: ~500-byte messages that compress like real prose would not. */
-function messageText(thread: number, index: number): string {
+export function messageText(thread: number, index: number): string {
   let seed = (thread * 7919 + index * 104729) >>> 0;
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789     ';
   let text = '';
@@ -62,7 +69,7 @@ function messageText(thread: number, index: number): string {
   return text;
 }
 
-function w1Message(thread: number, index: number) {
+export function w1Message(thread: number, index: number) {
   return {
     role: index % 2 === 0 ? 'user' : 'assistant',
     content: messageText(thread, index),
@@ -116,6 +123,51 @@ async function w1Thread(
       into.put.push(performance.now() - start);
       continue;
     }
+    if (saver === 'protocol') {
+      // The protocol floor: the same data, written as the saver protocol requires — the
+      // checkpoint committed (put), the task's two writes committed (putWrites), the
+      // checkpoint read back by its key (getTuple) — as bare prepared statements.
+      const pool = contender.pool ?? floor;
+      let start = performance.now();
+      await pool.query({
+        name: 'protocol_put',
+        text: 'INSERT INTO protocol_checkpoints (thread_id, checkpoint_id, payload) VALUES ($1, $2, $3)',
+        values: [
+          threadId,
+          checkpoint.id,
+          JSON.stringify({
+            checkpoint: { ...checkpoint, channel_values: undefined },
+            metadata,
+            message: messages.at(-1),
+          }),
+        ],
+      });
+      into.put.push(performance.now() - start);
+      start = performance.now();
+      await pool.query({
+        name: 'protocol_put_writes',
+        text: `INSERT INTO protocol_writes (thread_id, checkpoint_id, task_id, idx, channel, value)
+               VALUES ($1, $2, $3, 0, $4, $5), ($1, $2, $3, 1, $6, $7)`,
+        values: [
+          threadId,
+          checkpoint.id,
+          randomUUID(),
+          writes[0]![0],
+          JSON.stringify(writes[0]![1]),
+          writes[1]![0],
+          JSON.stringify(writes[1]![1]),
+        ],
+      });
+      into.putWrites.push(performance.now() - start);
+      start = performance.now();
+      await pool.query({
+        name: 'protocol_get',
+        text: 'SELECT payload FROM protocol_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2',
+        values: [threadId, checkpoint.id],
+      });
+      into.getTuple.push(performance.now() - start);
+      continue;
+    }
     let start = performance.now();
     config = (await saver.put(config, checkpoint, metadata, {
       messages: step + 1,
@@ -144,11 +196,16 @@ async function w1Round(
 ): Promise<void> {
   let next = first;
   const start = performance.now();
+  // Client CPU tells where a step's time goes: what this process computes (serde, hashing,
+  // the driver) versus what it waits for (round trips, the server, commits).
+  const cpuStart = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < first + count) await w1Thread(contender, floor, next++, into);
     }),
   );
+  const cpu = process.cpuUsage(cpuStart);
+  into.cpu += cpu.user + cpu.system;
   into.elapsed += performance.now() - start;
 }
 
@@ -205,7 +262,8 @@ function opLine(name: string, phase: W1Samples): string {
       ? ` ${label} p50 ${ms(median(values))} p99 ${ms(percentile(values, 99))}`
       : '';
   const rate = phase.steps / (phase.elapsed / 1000);
-  return `${name}: ${rate.toFixed(0)} steps/s;${ops('put', phase.put)}${ops('putWrites', phase.putWrites)}${ops('getTuple', phase.getTuple)} ms`;
+  const cpu = phase.steps > 0 ? ` (client CPU ${ms(phase.cpu / 1000 / phase.steps)} ms/step)` : '';
+  return `${name}: ${rate.toFixed(0)} steps/s;${ops('put', phase.put)}${ops('putWrites', phase.putWrites)}${ops('getTuple', phase.getTuple)} ms${cpu}`;
 }
 
 function rate(phase: W1Samples): number {
@@ -264,6 +322,18 @@ export async function run(): Promise<void> {
   await admin.query(
     `CREATE TABLE ${schemas.floor}.bench_floor (thread_id text, checkpoint_id text, payload jsonb, PRIMARY KEY (thread_id, checkpoint_id))`,
   );
+  await admin.query(
+    `CREATE TABLE ${schemas.floor}.protocol_checkpoints (thread_id text, checkpoint_id text, payload jsonb, PRIMARY KEY (thread_id, checkpoint_id))`,
+  );
+  await admin.query(
+    `CREATE TABLE ${schemas.floor}.protocol_writes (thread_id text, checkpoint_id text, task_id text, idx integer, channel text, value jsonb, PRIMARY KEY (thread_id, checkpoint_id, task_id, idx))`,
+  );
+  // The same protocol with asynchronous commit, to set beside ours with synchronousCommit: false.
+  const protocolAsyncPool = new pg.Pool({
+    connectionString: url,
+    max: POOL,
+    options: `-c search_path=${schemas.floor} -c synchronous_commit=off`,
+  });
   const contender = (name: string, saver: Saver, tables?: Contender['tables']): Contender => ({
     name,
     saver,
@@ -293,9 +363,15 @@ export async function run(): Promise<void> {
     }),
     contender('memory', new MemorySaver()),
     contender('floor', 'floor', { schema: schemas.floor, names: ['bench_floor'] }),
+    contender('protocol', 'protocol', {
+      schema: schemas.floor,
+      names: ['protocol_checkpoints', 'protocol_writes'],
+    }),
+    { ...contender('protocol-async', 'protocol'), pool: protocolAsyncPool },
   ];
   const savers = contenders.filter(
-    (each): each is Contender & { saver: BaseCheckpointSaver } => each.saver !== 'floor',
+    (each): each is Contender & { saver: BaseCheckpointSaver } =>
+      each.saver !== 'floor' && each.saver !== 'protocol',
   );
   const bytes: Record<string, number> = {};
   try {
@@ -389,6 +465,13 @@ export async function run(): Promise<void> {
       );
     }
     const [ourSide, asyncSide, officialSide, memorySide] = savers;
+    const protocolSide = contenders.find((each) => each.name === 'protocol')!;
+    const protocolAsyncSide = contenders.find((each) => each.name === 'protocol-async')!;
+    const floorRatios = (side: Contender, floor: Contender, suffix: string) =>
+      [
+        `protocol_floor_ratio${suffix}=${(rate(side.c1) / rate(floor.c1)).toFixed(2)}`,
+        `protocol_floor_ratio_c8${suffix}=${(rate(side.c8) / rate(floor.c8)).toFixed(2)}`,
+      ].join(' ');
     const longRatio = (side: Contender) => mean(side.long.slice(-3)) / mean(side.long.slice(0, 3));
     const ratios = (side: Contender, suffix: string) =>
       [
@@ -398,7 +481,7 @@ export async function run(): Promise<void> {
         `long_thread_ratio${suffix}=${longRatio(side).toFixed(2)}`,
       ].join(' ');
     console.log(
-      `RESULT checkpointer ${ratios(ourSide!, '')} list_p50_ms=${ms(median(ourSide!.lists))} storage_ratio=${(bytes.ours! / bytes.official!).toFixed(3)} ${ratios(asyncSide!, '_async')}`,
+      `RESULT checkpointer ${ratios(ourSide!, '')} list_p50_ms=${ms(median(ourSide!.lists))} storage_ratio=${(bytes.ours! / bytes.official!).toFixed(3)} ${floorRatios(ourSide!, protocolSide, '')} ${ratios(asyncSide!, '_async')} ${floorRatios(asyncSide!, protocolAsyncSide, '_async')}`,
     );
   } finally {
     await ours.close();
@@ -407,6 +490,7 @@ export async function run(): Promise<void> {
     await ourAsyncDb.close();
     await officialPool.end();
     await floorPool.end();
+    await protocolAsyncPool.end();
     for (const schema of Object.values(schemas)) {
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     }

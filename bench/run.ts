@@ -1,6 +1,17 @@
 // `npm run bench [-- name ...]`: runs the named benchmarks (default: all) in one process,
 // printing human lines and one machine-readable `RESULT <name> key=value ...` line each.
-const BENCHES = ['evidence', 'checkpointer', 'toolnode', 'sandbox', 'context', 'memory'] as const;
+const BENCHES = [
+  'approvals',
+  'evidence',
+  'checkpointer',
+  'checkpointer-cpu',
+  'toolnode',
+  'sandbox',
+  'context',
+  'memory',
+  'interop',
+  'sanitize',
+] as const;
 
 const requested = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = requested.filter((name) => !(BENCHES as readonly string[]).includes(name));

@@ -11,7 +11,8 @@ import {
   StateGraph,
 } from '@langchain/langgraph';
 import { ApprovalManager } from '@veridex/langgraph/approvals';
-import { AuditLog } from '@veridex/langgraph/audit';
+import { AuditLog, generateKeyPair } from '@veridex/langgraph/audit';
+import { signDecision } from '@veridex/langgraph/identity';
 import {
   type ApprovalsInterrupt,
   governedToolNode,
@@ -37,11 +38,17 @@ const refund = tool({
   },
 });
 
+// The approver's key pair (in production: `veridex approvers keygen`, the private key stays
+// with the approver). Only decisions signed by a registered key count.
+const lead = generateKeyPair();
 const audit = new AuditLog();
 const tools = governedToolNode({
   tools: [refund],
   audit,
-  approvals: new ApprovalManager({ audit }),
+  approvals: new ApprovalManager({
+    audit,
+    approvers: [{ id: 'support-lead', publicKeys: [lead.publicKey] }],
+  }),
   policy: new PolicyEngine({
     audit,
     rules: [
@@ -78,12 +85,11 @@ console.log(
   `suspended: ${pending?.tool} needs ${pending?.route} (${pending?.reason}), approval ${pending?.approvalId}`,
 );
 
-const done = await graph.invoke(
-  new Command({
-    resume: { approvalId: pending!.approvalId, decision: 'approve', approver: 'support-lead' },
-  }),
-  config,
+const decision = signDecision(
+  { request: pending!, decision: 'approve', approver: 'support-lead' },
+  lead.privateKey,
 );
+const done = await graph.invoke(new Command({ resume: decision }), config);
 console.log(`completed: ${done.messages.at(-1)?.content}`);
 console.log(
   `audit chain: ${(await audit.verify('order-A-1001')).valid ? 'intact' : 'BROKEN'}, ${(await audit.events('order-A-1001')).length} events`,

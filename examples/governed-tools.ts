@@ -9,11 +9,11 @@ import { MemorySaver, MessagesAnnotation, StateGraph } from '@langchain/langgrap
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { toLangChainTool } from '@veridex/langgraph/adapters';
 import { AuditLog } from '@veridex/langgraph/audit';
+import { runTool } from '@veridex/langgraph/governance';
 import { InProcessSandbox } from '@veridex/langgraph/sandbox';
 import {
   type AnyGovernedTool,
   MemoryIdempotencyStore,
-  runTool,
   SecretsProvider,
   ToolRegistry,
   tool,

@@ -47,6 +47,7 @@ const graph = new StateGraph(State)
       version: await ledger.nextVersion('deal-42'),
       tokenBudget: 1_000,
       key,
+      audience: 'deal-42',
     });
     // A compromised transport rewriting the hand-off:
     return {

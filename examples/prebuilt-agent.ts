@@ -3,7 +3,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKeyPair } from '@veridex/langgraph/audit';
 import { createDatabase } from '@veridex/langgraph/db';
+import { signDecision } from '@veridex/langgraph/identity';
 import { createGovernedAgent } from '@veridex/langgraph/nodes';
 import { scriptedModel } from '@veridex/langgraph/testing';
 import { tool } from '@veridex/langgraph/tools';
@@ -37,10 +39,17 @@ console.log(
   run.status,
   run.pendingApprovals.map((p) => `${p.tool}: ${p.route}`),
 );
+// Two approvers, registered in the agent's database with their public keys; each signs.
+const approvers = { 'alice@ops.example': generateKeyPair(), 'bob@ops.example': generateKeyPair() };
+for (const [id, pair] of Object.entries(approvers)) {
+  await agent.approvals.directory.add({ id, publicKeys: [pair.publicKey] });
+}
 const [pending] = run.pendingApprovals;
-const result = await agent.resume(run.threadId, [
-  { approvalId: pending!.approvalId, decision: 'approve', approver: 'alice@ops.example' },
-  { approvalId: pending!.approvalId, decision: 'approve', approver: 'bob@ops.example' },
-]);
+const result = await agent.resume(
+  run.threadId,
+  Object.entries(approvers).map(([approver, pair]) =>
+    signDecision({ request: pending!, decision: 'approve', approver }, pair.privateKey),
+  ),
+);
 console.log(result.status, '—', result.output, '— evidence:', result.evidencePath);
 await agent.database.close();

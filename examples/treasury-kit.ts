@@ -1,11 +1,21 @@
-// The treasury kit on its own (no graph, no server, no keys): the policy decides a $50,000
-// payout needs two approvers, the approved transfer runs through screening, balance check,
+// The treasury kit on its own (no graph, no server): the policy decides a $50,000 payout needs
+// two approvers, runTool refuses to run it until two signed approvals exist, then the
+// approved transfer runs through screening, balance check,
 // ceilings and the executor exactly once, a sanctioned address is refused, and the thread's
 // evidence bundle is sealed and verified offline.
-import { AuditLog, HmacSigner, PostgresAuditStore, verifyEvidence } from '@veridex/langgraph/audit';
+import { ApprovalManager } from '@veridex/langgraph/approvals';
+import {
+  AuditLog,
+  generateKeyPair,
+  HmacSigner,
+  PostgresAuditStore,
+  verifyEvidence,
+} from '@veridex/langgraph/audit';
 import { createDatabase, migrate } from '@veridex/langgraph/db';
+import { runTool } from '@veridex/langgraph/governance';
+import { signDecision } from '@veridex/langgraph/identity';
 import { buildToolProposal, PolicyEngine } from '@veridex/langgraph/policy';
-import { PostgresIdempotencyStore, runTool } from '@veridex/langgraph/tools';
+import { PostgresIdempotencyStore } from '@veridex/langgraph/tools';
 import {
   createTreasuryKit,
   formatMoney,
@@ -58,15 +68,25 @@ console.log(
   `policy: ${decision.verdict} (${decision.verdict === 'escalate' ? decision.route : ''})`,
 );
 
-// 2. Approved by alice and bob: execute (twice, to show it runs once).
-const call = {
-  threadId,
-  toolCallId: 'call_1',
-  proposalHash: proposal.hash,
-  approvedBy: ['alice@company.com', 'bob@company.com'],
-  idempotency: kit.idempotency,
+// 2. runTool decides the call the same way: without approvals it does not run, it names the
+//    request. alice and bob sign it with their keys; the same call then runs, exactly once.
+const keys = { 'alice@company.com': generateKeyPair(), 'bob@company.com': generateKeyPair() };
+const approvals = new ApprovalManager({
+  db,
   audit,
-};
+  approvers: Object.entries(keys).map(([id, pair]) => ({ id, publicKeys: [pair.publicKey] })),
+});
+const call = { db, policy, approvals, audit, agentId: kit.agentId, threadId, toolCallId: 'call_1' };
+const waiting = await runTool(kit.tool.transfer, args, call);
+const approvalId = waiting.status === 'error' ? String(waiting.details.approvalId) : '';
+console.log(`runTool: ${waiting.status === 'error' ? waiting.code : 'ran?!'} (${approvalId})`);
+const request = await approvals.require(approvalId);
+for (const [approver, pair] of Object.entries(keys)) {
+  await approvals.decide(
+    approvalId,
+    signDecision({ request, decision: 'approve', approver }, pair.privateKey),
+  );
+}
 const paid = await runTool(kit.tool.transfer, args, call);
 const again = await runTool(kit.tool.transfer, args, call);
 const usage = await kit.ceilings.usage('USD');
@@ -102,6 +122,8 @@ await db.close();
 
 const ok =
   decision.verdict === 'escalate' &&
+  waiting.status === 'error' &&
+  waiting.code === 'approval_required' &&
   paid.status === 'success' &&
   rail.executions.length === 1 &&
   sanctioned.verdict === 'deny' &&

@@ -11,6 +11,7 @@ import {
 } from '@veridex/langgraph/audit';
 import { PostgresCheckpointer } from '@veridex/langgraph/checkpointer';
 import { createDatabase, migrate } from '@veridex/langgraph/db';
+import { signDecision } from '@veridex/langgraph/identity';
 import {
   type ApprovalsInterrupt,
   governedToolNode,
@@ -31,7 +32,13 @@ import {
 const db = await createDatabase({ dataDir: 'memory://' }); // or { url: process.env.DATABASE_URL }
 await migrate(db);
 const audit = new AuditLog({ store: new PostgresAuditStore(db) });
-const approvals = new ApprovalManager({ db, audit });
+// Approvers and their public keys (in production: `veridex approvers keygen` and `add`).
+const keys = { 'alice@ops.example': generateKeyPair(), 'bob@ops.example': generateKeyPair() };
+const approvals = new ApprovalManager({
+  db,
+  audit,
+  approvers: Object.entries(keys).map(([id, pair]) => ({ id, publicKeys: [pair.publicKey] })),
+});
 const kit = createTreasuryKit({
   appId: 'ops-suite-01',
   agentId: 'payout-bot',
@@ -86,13 +93,11 @@ const first = await graph.invoke(
   { messages: [new HumanMessage('Pay $50,000 to Acme Suppliers')] },
   config,
 );
-const { approvalId, route } = pendingApprovals(first).approvals[0]!;
-console.log(`suspended for ${route}: ${approvalId}`);
-for (const approver of ['alice@ops.example', 'bob@ops.example']) {
-  await graph.invoke(
-    new Command({ resume: { approvalId, decision: 'approve', approver } }),
-    config,
-  );
+const request = pendingApprovals(first).approvals[0]!;
+console.log(`suspended for ${request.route}: ${request.approvalId}`);
+for (const [approver, pair] of Object.entries(keys)) {
+  const decision = signDecision({ request, decision: 'approve', approver }, pair.privateKey);
+  await graph.invoke(new Command({ resume: decision }), config);
 }
 console.log(
   `spent today: ${formatMoney((await kit.ceilings.usage('USD')).committed)} USD; evidence: ${(await audit.events('invoice-1234')).length} events`,

@@ -22,6 +22,13 @@ export {
 export { PostgresCheckpointer, verifyThread } from './checkpointer/index.js';
 export { createDatabase, type Database, migrate } from './db/index.js';
 export { VeridexError, type VeridexErrorCode } from './errors/index.js';
+export { type GovernanceOptions, type RunToolOptions, runTool } from './governance/index.js';
+export {
+  canonicalIdentity,
+  type SignedDecision,
+  sameIdentity,
+  signDecision,
+} from './identity/index.js';
 export {
   type ApprovalsInterrupt,
   createGovernedAgent,

@@ -43,20 +43,9 @@ export function fromLangChainTool(
   lcTool: StructuredToolInterface,
   options: FromLangChainToolOptions,
 ): GovernedTool<z.ZodType, z.ZodString> {
-  const name = normalizeToolName(options.name ?? lcTool.name);
-  const where = `LangChain tool "${lcTool.name}"`;
-  const input = importJsonSchema(inputJsonSchema(lcTool.schema), where);
   return createGovernedTool(
     {
-      ...options,
-      name,
-      description: importedDescription(
-        lcTool.description,
-        name,
-        options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
-      ),
-      safetyClass: classWithAnnotations(options.safetyClass, options.annotations),
-      input,
+      ...importedLangChainFields(lcTool, options),
       output: z.string(),
       async execute({ input: args, signal, context }) {
         const message = await lcTool.invoke(
@@ -81,6 +70,32 @@ export function fromLangChainTool(
   );
 }
 
+/**
+ * The governed fields of an imported LangChain tool — name (normalised), description
+ * (sanitised, capped), safety class (raised by annotations), input schema (closed) — plus the
+ * governance options given. Shared by {@link fromLangChainTool} and `hostLangChainTool`.
+ * @throws VeridexError `import_invalid`, `config_invalid`.
+ */
+export function importedLangChainFields(
+  lcTool: StructuredToolInterface,
+  options: FromLangChainToolOptions,
+) {
+  const { maxDescriptionLength, ...governance } = options;
+  const name = normalizeToolName(options.name ?? lcTool.name);
+  const where = `LangChain tool "${lcTool.name}"`;
+  return {
+    ...governance,
+    name,
+    description: importedDescription(
+      lcTool.description,
+      name,
+      maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+    ),
+    safetyClass: classWithAnnotations(options.safetyClass, options.annotations),
+    input: importJsonSchema(inputJsonSchema(lcTool.schema), where),
+  };
+}
+
 function inputJsonSchema(schema: unknown): unknown {
   if (typeof schema === 'object' && schema !== null && '_zod' in schema) {
     return z.toJSONSchema(schema as z.ZodType, { io: 'input', unrepresentable: 'any' });
@@ -89,7 +104,8 @@ function inputJsonSchema(schema: unknown): unknown {
   return toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]);
 }
 
-function asText(value: unknown): string {
+/** Tool output as text: strings as they are, anything else (content blocks) as JSON. */
+export function asText(value: unknown): string {
   if (typeof value === 'string') return value;
   return JSON.stringify(value) ?? '';
 }

@@ -1,4 +1,3 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
@@ -15,6 +14,7 @@ import {
   importJsonSchema,
   normalizeToolName,
 } from './imported-metadata.js';
+import type { McpClientLike } from './mcp-types.js';
 
 /** A tool as an MCP server lists it. */
 export interface McpToolInfo {
@@ -61,7 +61,7 @@ export interface FromMcpClientOptions {
  * @example const tools = await fromMcpClient(client, { safetyClassFor: (t) => (t.annotations?.readOnlyHint ? 'read' : 'write') });
  */
 export async function fromMcpClient(
-  client: Client,
+  client: McpClientLike,
   options: FromMcpClientOptions,
 ): Promise<AnyGovernedTool[]> {
   if (options.safetyClassFor === undefined) {
@@ -97,7 +97,7 @@ export async function fromMcpClient(
 }
 
 function governedMcpTool(
-  client: Client,
+  client: McpClientLike,
   info: McpToolInfo,
   options: FromMcpClientOptions,
 ): AnyGovernedTool {
@@ -127,14 +127,14 @@ function governedMcpTool(
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       async execute({ input, signal }) {
-        const result = await client.callTool(
+        const result = (await client.callTool(
           { name: info.name, arguments: input as Record<string, unknown> },
           undefined,
           {
             signal,
             ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
           },
-        );
+        )) as { content?: unknown; isError?: unknown; structuredContent?: unknown };
         const text = contentText(result.content);
         if (result.isError) throw new Error(text || `MCP tool ${info.name} reported an error.`);
         return structured ? result.structuredContent : text;

@@ -1,18 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { VeridexError } from '../errors/index.js';
-import { runTool } from '../tools/run-tool.js';
+import { resolveRuntime, runTool } from '../governance/index.js';
 import type { AnyGovernedTool } from '../tools/types.js';
+import type { McpRequestExtra, McpServerLike } from './mcp-types.js';
 import type { GovernedToolRuntime } from './to-langchain-tool.js';
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Extra = McpRequestExtra;
 
 /** Options for {@link serveMcp}. */
 export interface ServeMcpOptions extends GovernedToolRuntime {
   /** A server to add the tools to (default: a new `McpServer`). */
-  server?: McpServer;
+  server?: McpServerLike;
   /** Name and version of a new server (default `veridex`, `0.1.0`). */
   name?: string;
   version?: string;
@@ -23,9 +21,11 @@ export interface ServeMcpOptions extends GovernedToolRuntime {
 /**
  * Exposes governed tools as an MCP server (`@modelcontextprotocol/sdk`, tools registered with
  * `registerTool`, so listing, capabilities and annotations are the SDK's). Every `tools/call`
- * runs through `runTool` — pin, validation, sandbox, sanitiser, idempotency and audit — with
- * the raw arguments: the server's call handler is replaced so the SDK does not parse them
- * first. Tool-level failures come back as `isError` results with the model-safe message. A
+ * runs through `runTool` — pin, validation, policy, approvals, sandbox, sanitiser, idempotency
+ * and audit — with the raw arguments: the server's call handler is replaced so the SDK does
+ * not parse them first. A call that needs approval is refused (`approval_required`, with the
+ * request id in the message) until the request is decided; then the client sends it again with
+ * the same `_meta['veridex/toolCallId']`. Tool-level failures come back as `isError` results with the model-safe message. A
  * client may name a call with `_meta: { 'veridex/toolCallId': id }` (replay-safe audit ids,
  * idempotency across its retries); otherwise each call gets a random id.
  * Connect the returned server to any transport.
@@ -35,11 +35,15 @@ export interface ServeMcpOptions extends GovernedToolRuntime {
 export async function serveMcp(
   tools: readonly AnyGovernedTool[],
   options: ServeMcpOptions = {},
-): Promise<McpServer> {
-  const [{ McpServer }, { CallToolRequestSchema }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/mcp.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ]);
+): Promise<McpServerLike> {
+  // Module names as strings: the optional SDK's types are not needed to compile against us.
+  const [{ McpServer }, { CallToolRequestSchema }] = (await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js' as string),
+    import('@modelcontextprotocol/sdk/types.js' as string),
+  ])) as [
+    { McpServer: new (info: { name: string; version: string }) => McpServerLike },
+    { CallToolRequestSchema: never },
+  ];
   const server =
     options.server ??
     new McpServer({ name: options.name ?? 'veridex', version: options.version ?? '0.1.0' });
@@ -61,7 +65,8 @@ export async function serveMcp(
       }) as never,
     );
   }
-  const { server: _name, name: _server, version: _version, threadIdFor, ...runtime } = options;
+  const { server: _name, name: _server, version: _version, threadIdFor, ...governance } = options;
+  const runtime = resolveRuntime(governance, tools);
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (tool === undefined) {
@@ -71,11 +76,14 @@ export async function serveMcp(
       };
     }
     const threadId = threadIdFor?.(extra) ?? `mcp:${extra.sessionId ?? 'default'}`;
+    // An MCP client cannot resume a LangGraph thread: calls that need approval are refused
+    // with approval_required (naming the request), never run.
     const result = await runTool(tool, request.params.arguments ?? {}, {
-      ...runtime,
+      runtime,
       threadId,
       toolCallId: callIdOf(request.params._meta),
       signal: extra.signal,
+      suspend: 'never',
     });
     const text = result.status === 'success' ? result.content : result.message;
     return {

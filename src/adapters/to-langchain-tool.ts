@@ -4,15 +4,11 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { StructuredTool } from '@langchain/core/tools';
 import type { z } from 'zod';
 import { VeridexError } from '../errors/index.js';
-import { runTool } from '../tools/run-tool.js';
-import type { RunToolOptions } from '../tools/run-tool-types.js';
+import type { GovernanceRuntime } from '../governance/index.js';
 import type { AnyGovernedTool } from '../tools/types.js';
+import { convertedRuntime, type GovernedToolRuntime, runConvertedCall } from './governed-call.js';
 
-/** What a converted tool runs with: everything of `runTool`'s options but the call identity. */
-export type GovernedToolRuntime = Omit<
-  RunToolOptions,
-  'threadId' | 'toolCallId' | 'runId' | 'turnIndex' | 'signal' | 'metadata'
->;
+export type { GovernedToolRuntime } from './governed-call.js';
 
 interface ToolCallLike {
   id?: string;
@@ -22,19 +18,23 @@ interface ToolCallLike {
 }
 
 /**
- * A LangChain `StructuredTool` that runs a governed tool through `runTool` — pin check,
- * validation, sandbox, sanitiser, idempotency and audit included — wherever LangChain tools
- * go: `ToolNode`, `createReactAgent`, `model.bindTools`. Invoked with a tool call it returns a
- * `ToolMessage` (`status: 'error'` with a model-safe message on tool-level failures); invoked
- * with plain arguments it returns the content string and throws a `VeridexError` on failure.
- * LangGraph interrupts and infrastructure failures propagate.
+ * A LangChain `StructuredTool` that runs a governed tool through the full governance pipeline
+ * (`runTool`: pins, validation, policy, approvals, sandbox, sanitiser, at most once, audit)
+ * wherever LangChain tools go: `ToolNode`, `createReactAgent`, `model.bindTools`. A call that
+ * needs approval suspends the graph with `interrupt()` where LangGraph can (a graph with a
+ * checkpointer; resume with signed decisions as for the governed tool node), and is refused
+ * with `approval_required` elsewhere. Invoked with a tool call it returns a `ToolMessage`
+ * (`status: 'error'` with a model-safe message on tool-level failures); invoked with plain
+ * arguments it returns the content string and throws a `VeridexError` on failure. LangGraph
+ * interrupts and infrastructure failures propagate.
  *
  * The thread id comes from `configurable.thread_id`, the tool call id from the tool call;
  * scalar `configurable` entries become `context.metadata`.
  */
 export class GovernedStructuredTool extends StructuredTool {
   readonly governed: AnyGovernedTool;
-  readonly runtime: GovernedToolRuntime;
+  /** The governance this tool's calls run under (defaults resolved). */
+  readonly runtime: GovernanceRuntime;
   name: string;
   description: string;
   schema: z.ZodType;
@@ -44,7 +44,7 @@ export class GovernedStructuredTool extends StructuredTool {
       metadata: { veridex: { schemaHash: governed.schemaHash, safetyClass: governed.safetyClass } },
     });
     this.governed = governed;
-    this.runtime = runtime;
+    this.runtime = convertedRuntime(governed, runtime);
     this.name = governed.name;
     this.description = governed.description;
     this.schema = governed.input;
@@ -86,8 +86,7 @@ export class GovernedStructuredTool extends StructuredTool {
     try {
       const threadId =
         typeof configurable.thread_id === 'string' ? configurable.thread_id : 'default';
-      const result = await runTool(this.governed, args, {
-        ...this.runtime,
+      const result = await runConvertedCall(this.governed, this.runtime, args, {
         threadId,
         ...(toolCall?.id ? { toolCallId: toolCall.id } : {}),
         ...(typeof configurable.run_id === 'string' ? { runId: configurable.run_id } : {}),

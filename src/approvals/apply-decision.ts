@@ -1,11 +1,43 @@
-import { VeridexError } from '../errors/index.js';
-import type { ApprovalRequest, DecisionInput } from './types.js';
+import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
+import { tryIdentityKey } from '../identity/index.js';
+import type {
+  ApprovalDecisionKind,
+  ApprovalDecisionRecord,
+  ApprovalRequest,
+  ApprovalTier,
+  SignedDecisionRecord,
+} from './types.js';
 
 /** The result of a state transition: the request to store, and the error to throw after storing it. */
 export interface Transition {
   request: ApprovalRequest;
   changed: boolean;
   error?: VeridexError;
+}
+
+/**
+ * One decision, its sender already authenticated (or knowingly not: `verified: false`), ready
+ * to be checked against the request under its lock. Built by the ApprovalManager.
+ */
+export interface DecisionAttempt {
+  /** Deterministic: a signed decision's id derives from its signature. */
+  decisionId?: string;
+  decision: ApprovalDecisionKind;
+  /** Canonical approver id. */
+  approver: string;
+  approverName?: string;
+  /** Canonical roles (from the directory). */
+  roles: readonly string[];
+  reason?: string;
+  editedArgs?: Record<string, unknown>;
+  verified: boolean;
+  signed?: SignedDecisionRecord;
+}
+
+/** Limits {@link applyDecision} enforces on signed statements. */
+export interface DecisionRules {
+  /** How far a statement's `decidedAt` may lie in the future, or before the request was opened. */
+  maxClockSkewMs: number;
 }
 
 /**
@@ -30,29 +62,33 @@ export function advanceTiers(request: ApprovalRequest, now: Date): Transition {
 }
 
 /**
- * Applies one decision to a request, enforcing every approver rule, each with its own code:
- * `approval_already_decided`, `approval_expired`, `proposer_cannot_approve`,
- * `approver_not_allowed`, `approver_duplicate`, `resume_payload_invalid` (malformed input).
- * A decision whose `decisionId` is already recorded is a no-op (replayed resumes).
+ * Applies one decision to a request, enforcing every rule, each with its own code:
+ * `decision_unsigned` (a bare decision on a request opened in signed mode),
+ * `decision_mismatch` (signed for another request or another version of the proposal),
+ * `decision_nonce_reused`, `decision_stale`, `approval_already_decided`, `approval_expired`,
+ * `proposer_cannot_approve`, `approver_not_allowed`, `approver_duplicate`. Identities are
+ * compared by their canonical skeleton, so `Payout-Bot`, `payout-bot ` and look-alikes are one
+ * person. A decision whose id is already recorded is a no-op (replays).
  * Pure: returns the new state and, on refusal, the error (tier expiry is still stored).
  */
 export function applyDecision(
   current: ApprovalRequest,
-  input: DecisionInput,
+  attempt: DecisionAttempt,
   now: Date,
+  rules: DecisionRules,
 ): Transition {
   if (
-    input.decisionId &&
-    current.decisions.some((recorded) => recorded.decisionId === input.decisionId)
+    attempt.decisionId &&
+    current.decisions.some((recorded) => recorded.decisionId === attempt.decisionId)
   ) {
     return { request: current, changed: false };
   }
-  const malformed = describeMalformed(input);
-  if (malformed) return refuse(current, false, 'resume_payload_invalid', malformed);
+  const bindingProblem = checkBinding(current, attempt, now, rules);
+  if (bindingProblem) return refuse(current, false, bindingProblem.code, bindingProblem.message);
 
   const advanced = advanceTiers(current, now);
   const request = advanced.request;
-  const fail = (code: Parameters<typeof refuse>[2], message: string) =>
+  const fail = (code: VeridexErrorCode, message: string) =>
     refuse(request, advanced.changed, code, message);
   if (request.status === 'expired') {
     return fail(
@@ -66,46 +102,53 @@ export function applyDecision(
       `Approval ${request.id} was already ${request.status}; it accepts no more decisions.`,
     );
   }
-  if (input.approver === request.proposer) {
+  const approverKey = tryIdentityKey(attempt.approver);
+  if (
+    approverKey === undefined ||
+    [request.proposer, ...request.proposers].some(
+      (proposer) => tryIdentityKey(proposer) === approverKey,
+    )
+  ) {
     return fail(
       'proposer_cannot_approve',
-      `"${input.approver}" proposed this action and cannot decide on it; another approver must.`,
+      `"${attempt.approver}" proposed this version of the action (as the agent, its operator or the editor of its arguments) and cannot decide on it; another approver must.`,
     );
   }
   const tier = request.tiers[request.tierIndex]!;
-  if (tier.approvers !== '*' && !tier.approvers.includes(input.approver)) {
+  if (!mayDecideAt(tier, attempt)) {
     return fail(
       'approver_not_allowed',
-      `"${input.approver}" may not decide at tier "${tier.name}" of approval ${request.id}; allowed: ${tier.approvers.join(', ')}.`,
+      `"${attempt.approver}" may not decide at tier "${tier.name}" of approval ${request.id}; allowed: ${(tier.approvers as readonly string[]).join(', ')}.`,
     );
   }
-  if (request.decisions.some((recorded) => recorded.approver === input.approver)) {
+  if (request.decisions.some((recorded) => tryIdentityKey(recorded.approver) === approverKey)) {
     return fail(
       'approver_duplicate',
-      `"${input.approver}" already decided on approval ${request.id}; a different approver must give the next approval.`,
+      `"${attempt.approver}" already decided on approval ${request.id}; a different approver must give the next approval.`,
     );
   }
 
   const decidedAt = now.toISOString();
-  const decisions = [
-    ...request.decisions,
-    {
-      decisionId: input.decisionId ?? `${input.approver}:${decidedAt}`,
-      approver: input.approver,
-      decision: input.decision,
-      ...(input.reason ? { reason: input.reason } : {}),
-      ...(input.editedArgs ? { editedArgs: input.editedArgs } : {}),
-      tier: request.tierIndex,
-      decidedAt,
-    },
-  ];
+  const record: ApprovalDecisionRecord = {
+    decisionId: attempt.decisionId ?? `${attempt.approver}:${decidedAt}`,
+    approver: attempt.approver,
+    ...(attempt.approverName !== undefined ? { approverName: attempt.approverName } : {}),
+    decision: attempt.decision,
+    ...(attempt.reason !== undefined ? { reason: attempt.reason } : {}),
+    ...(attempt.editedArgs ? { editedArgs: attempt.editedArgs } : {}),
+    tier: request.tierIndex,
+    decidedAt,
+    verified: attempt.verified,
+    ...(attempt.signed ? { signed: attempt.signed } : {}),
+  };
+  const decisions = [...request.decisions, record];
   const approvalsAtTier = decisions.filter(
     (recorded) => recorded.decision === 'approve' && recorded.tier === request.tierIndex,
   ).length;
   const status =
-    input.decision === 'reject'
+    attempt.decision === 'reject'
       ? 'rejected'
-      : input.decision === 'edit'
+      : attempt.decision === 'edit'
         ? 'edited'
         : approvalsAtTier >= (tier.requiredApprovals ?? 1)
           ? 'approved'
@@ -116,34 +159,70 @@ export function applyDecision(
   };
 }
 
-function describeMalformed(input: DecisionInput): string | undefined {
-  if (typeof input !== 'object' || input === null) return 'a decision must be an object';
-  if (!['approve', 'reject', 'edit'].includes(input.decision)) {
-    return `decision must be "approve", "reject" or "edit", got ${JSON.stringify(input.decision)}`;
+/** Whether the attempt is the kind of decision this request accepts, bound to it, and fresh. */
+function checkBinding(
+  request: ApprovalRequest,
+  attempt: DecisionAttempt,
+  now: Date,
+  rules: DecisionRules,
+): { code: VeridexErrorCode; message: string } | undefined {
+  if (!attempt.signed) {
+    if (request.identityMode === 'unverified') return undefined;
+    return {
+      code: 'decision_unsigned',
+      message: `Approval ${request.id} counts only signed decisions: sign with the approver's key (signDecision, or \`veridex approvals approve <id> --key <file>\`). Bare names are accepted only by an ApprovalManager in the explicit identity: 'unverified' development mode.`,
+    };
   }
-  if (typeof input.approver !== 'string' || input.approver.trim() === '')
-    return 'approver must be a non-empty string';
-  if (input.reason !== undefined && typeof input.reason !== 'string')
-    return 'reason must be a string';
-  if (input.decision === 'edit') {
-    const args = input.editedArgs;
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      return 'an edit decision needs editedArgs: the replacement arguments object';
-    }
+  const { statement } = attempt.signed;
+  if (statement.approvalId !== request.id) {
+    return {
+      code: 'decision_mismatch',
+      message: `The decision was signed for approval ${statement.approvalId.slice(0, 80)}, not ${request.id}.`,
+    };
+  }
+  if (statement.proposalHash !== request.proposalHash) {
+    return {
+      code: 'decision_mismatch',
+      message: `The decision was signed for proposal ${statement.proposalHash.slice(0, 16)}…, but approval ${request.id} is about ${request.proposalHash.slice(0, 16)}…: review the current proposal and sign again.`,
+    };
+  }
+  if (request.decisions.some((recorded) => recorded.signed?.statement.nonce === statement.nonce)) {
+    return {
+      code: 'decision_nonce_reused',
+      message: `A decision with nonce ${statement.nonce} was already counted on approval ${request.id}; every statement needs a fresh nonce.`,
+    };
+  }
+  const signedAt = Date.parse(statement.decidedAt);
+  if (signedAt > now.getTime() + rules.maxClockSkewMs) {
+    return {
+      code: 'decision_stale',
+      message: `The decision is dated ${statement.decidedAt}, in the future; check the approver's clock.`,
+    };
+  }
+  if (signedAt < Date.parse(request.createdAt) - rules.maxClockSkewMs) {
+    return {
+      code: 'decision_stale',
+      message: `The decision is dated ${statement.decidedAt}, before approval ${request.id} was opened at ${request.createdAt}.`,
+    };
   }
   return undefined;
+}
+
+function mayDecideAt(tier: ApprovalTier, attempt: DecisionAttempt): boolean {
+  if (tier.approvers === '*') return true;
+  const approverKey = tryIdentityKey(attempt.approver);
+  const roleKeys = new Set(attempt.roles.map((role) => tryIdentityKey(role)));
+  return tier.approvers.some((entry) => {
+    const key = tryIdentityKey(entry.startsWith('role:') ? entry.slice('role:'.length) : entry);
+    if (key === undefined) return false;
+    return entry.startsWith('role:') ? roleKeys.has(key) : key === approverKey;
+  });
 }
 
 function refuse(
   request: ApprovalRequest,
   changed: boolean,
-  code:
-    | 'approval_already_decided'
-    | 'approval_expired'
-    | 'approver_not_allowed'
-    | 'approver_duplicate'
-    | 'proposer_cannot_approve'
-    | 'resume_payload_invalid',
+  code: VeridexErrorCode,
   message: string,
 ): Transition {
   return {

@@ -1,9 +1,25 @@
-import { type AuditLog, canonicalJson, deriveEventId, sha256Hex } from '../audit/index.js';
+import {
+  type AuditLog,
+  canonicalJson,
+  deriveEventId,
+  SecretScrubber,
+  sha256Hex,
+} from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
+import {
+  type ApproverDirectory,
+  type ApproverInit,
+  authenticateDecision,
+  canonicalIdentity,
+  isSignedDecision,
+  MemoryApproverDirectory,
+  PostgresApproverDirectory,
+  tryIdentityKey,
+} from '../identity/index.js';
 import { toolProposalEnvelope } from '../policy/proposals.js';
 import type { PolicyDecision, Proposal } from '../policy/types.js';
-import { advanceTiers, applyDecision } from './apply-decision.js';
+import { advanceTiers, applyDecision, type DecisionAttempt } from './apply-decision.js';
 import type { ApprovalStore } from './approval-store.js';
 import { MemoryApprovalStore } from './memory-approval-store.js';
 import { PostgresApprovalStore } from './postgres-approval-store.js';
@@ -12,10 +28,15 @@ import type {
   ApprovalRequest,
   ApprovalTier,
   DecisionInput,
+  IdentityMode,
   PendingFilter,
 } from './types.js';
+import { describeMalformedUnverified } from './unverified-decision.js';
 
-/** Who may approve the single-tier routes. Default `'*'`: anyone but the proposer. */
+/**
+ * Who may approve the single-tier routes: approver ids and `role:<name>` entries, or `'*'`
+ * (the default) for any registered approver. Proposers never count.
+ */
 export interface ApproverPolicy {
   human_required?: readonly string[] | '*';
   dual_approval?: readonly string[] | '*';
@@ -28,11 +49,35 @@ export interface ApprovalManagerOptions {
   /** A custom store (wins over `db`). */
   store?: ApprovalStore;
   audit?: AuditLog;
-  approvers?: ApproverPolicy;
+  /**
+   * Who may decide and with which keys: a directory, or the approvers to hold in memory.
+   * Default: the directory in `db` (`veridex approvers add`), else an empty one — so nothing
+   * can be approved until someone is registered.
+   */
+  approvers?: ApproverDirectory | readonly ApproverInit[];
+  /** Allowlists for the single-tier routes (policy packs name theirs per tier). */
+  allow?: ApproverPolicy;
+  /**
+   * How decisions are authenticated on the requests this manager opens. Default `signed`:
+   * only decisions signed by a registered approver key count. `unverified` is an explicit
+   * development mode that also counts bare names, each marked unverified in the audit log,
+   * the evidence and `veridex verify`. Never use it where anything real is at stake.
+   */
+  identity?: IdentityMode;
+  /** People who operate the agent: like the agent itself, they never approve its proposals. */
+  operators?: readonly string[];
   /** Escalation chains for the `policy_pack` route, by name. */
   packs?: Readonly<Record<string, ApprovalPack>>;
   /** How long single-tier requests wait (default 24 h). */
   defaultTimeoutMs?: number;
+  /** How far a signed decision's time may be off the server's (default 5 minutes). */
+  maxClockSkewMs?: number;
+  /**
+   * A clock, for tests. By default deadlines are set and judged, and decisions dated, by the
+   * store's clock — the database's, which every process shares — so a process whose own clock
+   * is off can neither approve after a deadline nor expire a request early; the process clock
+   * only for the in-memory store.
+   */
   now?: () => Date;
 }
 
@@ -42,35 +87,71 @@ export interface RequestOptions {
   revision?: number;
   /** Display facts for approvers (not hashed). */
   summary?: Record<string, unknown>;
+  /** More identities that proposed this version (e.g. whoever edited its arguments). */
+  proposers?: readonly string[];
+  /**
+   * When the request was first opened, if earlier than now (a request moved from another
+   * system, whose signed decisions must not look older than it). Never later than now.
+   */
+  openedAt?: Date;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+// Without an audit log's scrubber, credential-shaped strings are still kept out of reasons.
+const credentialsOnly = new SecretScrubber();
+const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 type EscalateDecision = Extract<PolicyDecision, { verdict: 'escalate' }>;
 
 /**
  * Stores approval requests and enforces who may decide them: single approval, dual approval
- * (two distinct approvers, the proposer never counts) and escalation chains (tiers with
- * timeouts, then auto-deny). Usable from any process that shares the database — the CLI,
- * a web handler, or the graph itself on resume.
+ * (two distinct approvers; the agent, its operators and whoever edited the arguments never
+ * count) and escalation chains (tiers with timeouts, then auto-deny). A decision counts only
+ * when signed by a key the approver directory holds for the approver it names; identities are
+ * compared in canonical form, look-alikes included. Usable from any process that shares the
+ * database — the CLI, a web handler, or the graph itself on resume.
  *
  * @example
- * const approvals = new ApprovalManager({ db, audit });
+ * const approvals = new ApprovalManager({ db, audit });   // approvers: `veridex approvers add`
  * for (const request of await approvals.listPending()) {
- *   await approvals.decide(request.id, { decision: 'approve', approver: 'alice@example.com' });
+ *   await approvals.decide(request.id, signDecision({ request, decision: 'approve', approver: 'alice@corp' }, aliceKey));
  * }
  */
 export class ApprovalManager {
   readonly store: ApprovalStore;
+  /** The approvers whose signed decisions count. */
+  readonly directory: ApproverDirectory;
   readonly #options: ApprovalManagerOptions;
   readonly #now: () => Date;
+  readonly #operators: string[];
 
+  /** @throws VeridexError `identity_invalid` / `identity_ambiguous` for bad operators or approvers. */
   constructor(options: ApprovalManagerOptions = {}) {
     this.#options = options;
     this.store =
       options.store ??
       (options.db ? new PostgresApprovalStore(options.db) : new MemoryApprovalStore());
     this.#now = options.now ?? (() => new Date());
+    const approvers = options.approvers;
+    this.directory =
+      approvers === undefined
+        ? options.db
+          ? new PostgresApproverDirectory(options.db, { now: this.#now })
+          : new MemoryApproverDirectory([], { now: this.#now })
+        : Array.isArray(approvers)
+          ? new MemoryApproverDirectory(approvers as readonly ApproverInit[], { now: this.#now })
+          : (approvers as ApproverDirectory);
+    this.#operators = (options.operators ?? []).map((operator) => canonicalIdentity(operator));
+  }
+
+  /** The database this manager keeps its requests in, when it was given one (`db`). */
+  get database(): Database | undefined {
+    return this.#options.db;
+  }
+
+  /** The identity mode of the requests this manager opens. */
+  get identityMode(): IdentityMode {
+    return this.#options.identity ?? 'signed';
   }
 
   /** The deterministic id of the request for `subjectId` (a tool call id) in a thread. */
@@ -91,7 +172,11 @@ export class ApprovalManager {
     options: RequestOptions = {},
   ): Promise<ApprovalRequest> {
     const subjectId = subjectOf(proposal);
-    const now = this.#now();
+    const current = await this.#clockNow();
+    const now =
+      options.openedAt && options.openedAt.getTime() < current.getTime()
+        ? options.openedAt
+        : current;
     const tiers = this.#tiersFor(decision);
     const created: ApprovalRequest = {
       id: ApprovalManager.approvalId(proposal.threadId, subjectId, options.revision ?? 0),
@@ -108,6 +193,12 @@ export class ApprovalManager {
       tiers,
       tierIndex: 0,
       proposer: proposal.proposer,
+      proposers: uniqueIdentities([
+        proposal.proposer,
+        ...this.#operators,
+        ...(options.proposers ?? []),
+      ]),
+      identityMode: this.identityMode,
       status: decision.route === 'auto' ? 'approved' : 'pending',
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + tiers[0]!.timeoutMs).toISOString(),
@@ -124,6 +215,8 @@ export class ApprovalManager {
       requiredApprovals: requiredApprovals(stored),
       expiresAt: stored.expiresAt,
       proposer: stored.proposer,
+      proposers: stored.proposers,
+      identityMode: stored.identityMode,
       ...(proposal.kind === 'tool'
         ? { toolName: proposal.toolName, toolCallId: proposal.toolCallId }
         : {}),
@@ -133,8 +226,8 @@ export class ApprovalManager {
 
   /** The request with this id, with tier timeouts applied (and stored) as of now. */
   async get(id: string): Promise<ApprovalRequest | undefined> {
-    const result = await this.store.update(id, (current) => {
-      const { request, changed } = advanceTiers(current, this.#now());
+    const result = await this.store.update(id, (current, storeNow) => {
+      const { request, changed } = advanceTiers(current, this.#at(storeNow));
       return { next: changed ? request : undefined, result: request };
     });
     if (result) await this.#auditResolution(result);
@@ -148,18 +241,27 @@ export class ApprovalManager {
     return request;
   }
 
-  /** Pending requests, oldest first; with `approver`, only those this identity may decide now. */
+  /**
+   * Pending requests, oldest first; with `approver`, only those this identity may decide now
+   * (not a proposer, allowed at the current tier — by id or by a directory role — and not yet decided).
+   */
   async listPending(filter: PendingFilter = {}): Promise<ApprovalRequest[]> {
     await this.sweep();
     const pending = await this.store.listPending(filter.threadId);
     if (!filter.approver) return pending;
-    const approver = filter.approver;
+    const approver = tryIdentityKey(filter.approver);
+    if (approver === undefined) return [];
+    const roles = ((await this.directory.get(filter.approver))?.roles ?? []).map(tryIdentityKey);
+    const named = (entry: string) =>
+      entry.startsWith('role:')
+        ? roles.includes(tryIdentityKey(entry.slice('role:'.length)))
+        : tryIdentityKey(entry) === approver;
     return pending.filter((request) => {
       const tier = request.tiers[request.tierIndex]!;
       return (
-        approver !== request.proposer &&
-        (tier.approvers === '*' || tier.approvers.includes(approver)) &&
-        !request.decisions.some((recorded) => recorded.approver === approver)
+        ![request.proposer, ...request.proposers].some((p) => tryIdentityKey(p) === approver) &&
+        (tier.approvers === '*' || tier.approvers.some(named)) &&
+        !request.decisions.some((recorded) => tryIdentityKey(recorded.approver) === approver)
       );
     });
   }
@@ -170,16 +272,40 @@ export class ApprovalManager {
   }
 
   /**
-   * Records one decision under a row lock and returns the updated request.
-   * A decision with an already-recorded `decisionId` is a no-op (replays are safe).
+   * Records one decision under a row lock and returns the updated request. The signature is
+   * checked first (against the directory, outside the lock), then the statement's binding to
+   * the request and every approver rule under the lock. The same signed decision sent twice —
+   * a LangGraph replay, or the CLI and a resume — counts once.
    *
-   * @throws VeridexError `approval_not_found`, `approval_already_decided`, `approval_expired`,
-   *   `approver_not_allowed`, `approver_duplicate`, `proposer_cannot_approve`, `resume_payload_invalid`;
-   *   each refusal also writes a `security_event`.
+   * @throws VeridexError, each refusal also written as a `security_event` and nothing counted:
+   *   `approval_not_found`, `resume_payload_invalid` (malformed), `decision_unsigned`,
+   *   `decision_key_unknown`, `approver_unknown`, `decision_signature_invalid`,
+   *   `decision_mismatch`, `decision_nonce_reused`, `decision_stale`, `identity_invalid`,
+   *   `approval_already_decided`, `approval_expired`, `approver_not_allowed`,
+   *   `approver_duplicate`, `proposer_cannot_approve`.
    */
   async decide(id: string, input: DecisionInput): Promise<ApprovalRequest> {
-    const outcome = await this.store.update(id, (current) => {
-      const transition = applyDecision(current, input, this.#now());
+    let attempt: DecisionAttempt;
+    try {
+      attempt = await this.#authenticate(input);
+    } catch (error) {
+      if (!VeridexError.is(error)) throw error;
+      if (error.code === 'db_unavailable' || error.code === 'db_query_failed') throw error;
+      const current = await this.store.get(id);
+      // A signed decision counted before is a replay (LangGraph re-running a resume), even if
+      // its key was revoked since: answer with the request rather than a refusal.
+      if (isSignedDecision(input) && typeof input.signature === 'string') {
+        const decisionId = signedDecisionId(input.signature);
+        if (current?.decisions.some((recorded) => recorded.decisionId === decisionId)) {
+          return (await this.get(id))!;
+        }
+      }
+      await this.#auditRefusal(current, id, input, error);
+      throw error;
+    }
+    const rules = { maxClockSkewMs: this.#options.maxClockSkewMs ?? DEFAULT_CLOCK_SKEW_MS };
+    const outcome = await this.store.update(id, (current, storeNow) => {
+      const transition = applyDecision(current, attempt, this.#at(storeNow), rules);
       return { next: transition.changed ? transition.request : undefined, result: transition };
     });
     if (!outcome) {
@@ -202,10 +328,14 @@ export class ApprovalManager {
    */
   async sweep(): Promise<ApprovalRequest[]> {
     const changed: ApprovalRequest[] = [];
-    for (const pending of await this.store.listPending()) {
-      if (this.#now().getTime() < Date.parse(pending.expiresAt)) continue;
-      const updated = await this.store.update(pending.id, (current) => {
-        const transition = advanceTiers(current, this.#now());
+    const pendingRequests = await this.store.listPending();
+    if (pendingRequests.length === 0) return changed;
+    // A first look with one clock reading; each request is judged again under its lock.
+    const now = await this.#clockNow();
+    for (const pending of pendingRequests) {
+      if (now.getTime() < Date.parse(pending.expiresAt)) continue;
+      const updated = await this.store.update(pending.id, (current, storeNow) => {
+        const transition = advanceTiers(current, this.#at(storeNow));
         return { next: transition.changed ? transition.request : undefined, result: transition };
       });
       if (updated?.changed) {
@@ -223,16 +353,94 @@ export class ApprovalManager {
    */
   async syncAudit(request: ApprovalRequest): Promise<void> {
     for (const recorded of request.decisions) {
-      await this.#audit(request, 'approval_decided', [request.id, recorded.decisionId], {
-        approvalId: request.id,
-        approver: recorded.approver,
-        decision: recorded.decision,
-        tier: recorded.tier,
-        ...(recorded.reason ? { reason: recorded.reason } : {}),
-        ...(recorded.editedArgs ? { editedArgs: recorded.editedArgs } : {}),
-      });
+      await this.#audit(
+        request,
+        'approval_decided',
+        [request.id, recorded.decisionId],
+        {
+          approvalId: request.id,
+          proposalHash: request.proposalHash,
+          approver: recorded.approver,
+          ...(recorded.approverName !== undefined ? { approverName: recorded.approverName } : {}),
+          decision: recorded.decision,
+          tier: recorded.tier,
+          // Records written before signed decisions existed were never verified.
+          verified: recorded.verified === true,
+          ...(recorded.reason ? { reason: recorded.reason } : {}),
+          ...(recorded.editedArgs ? { editedArgs: recorded.editedArgs } : {}),
+        },
+        recorded.signed ? { signed: recorded.signed } : undefined,
+      );
     }
     await this.#auditResolution(request);
+  }
+
+  /**
+   * A reason as it may be kept at rest (the approvals table, the audit log): registered secrets
+   * and credentials an approver pasted are removed. Its signed hash still binds the original.
+   */
+  #scrubbed(reason: string): string {
+    return (this.#options.audit?.scrubber ?? credentialsOnly).scrubText(reason);
+  }
+
+  /** The time to judge by: the injected clock, else the store's (`storeNow`), else this process's. */
+  #at(storeNow: Date | undefined): Date {
+    return this.#options.now ? this.#options.now() : (storeNow ?? new Date());
+  }
+
+  /** {@link #at} when no row is locked: asks the store for its clock (one round trip). */
+  async #clockNow(): Promise<Date> {
+    if (this.#options.now || !this.store.clock) return this.#now();
+    return this.store.clock();
+  }
+
+  /** Turns a decision as sent into an attempt: authenticated, or knowingly unverified. */
+  async #authenticate(input: DecisionInput): Promise<DecisionAttempt> {
+    if (isSignedDecision(input)) {
+      const { signed, approver, key } = await authenticateDecision(input, this.directory);
+      return {
+        decisionId: signedDecisionId(signed.signature),
+        decision: signed.statement.decision,
+        approver: approver.id,
+        approverName: approver.displayName,
+        roles: approver.roles,
+        ...(signed.reason !== undefined ? { reason: this.#scrubbed(signed.reason) } : {}),
+        ...(signed.editedArgs ? { editedArgs: signed.editedArgs } : {}),
+        verified: true,
+        signed: {
+          statement: signed.statement,
+          keyId: signed.keyId,
+          signature: signed.signature,
+          publicKey: key.publicKey,
+          ...(key.type === 'webauthn' && signed.webauthn
+            ? {
+                webauthn: {
+                  authenticatorData: signed.webauthn.authenticatorData,
+                  clientDataJSON: signed.webauthn.clientDataJSON,
+                  credentialId: key.credentialId,
+                  rpId: key.rpId,
+                },
+              }
+            : {}),
+        },
+      };
+    }
+    const malformed = describeMalformedUnverified(input);
+    if (malformed) {
+      throw new VeridexError('resume_payload_invalid', `Malformed decision: ${malformed}.`);
+    }
+    const approver = canonicalIdentity(input.approver);
+    const known = await this.directory.get(approver);
+    return {
+      ...(input.decisionId !== undefined ? { decisionId: input.decisionId } : {}),
+      decision: input.decision,
+      approver,
+      ...(known ? { approverName: known.displayName } : {}),
+      roles: known?.roles ?? [],
+      ...(input.reason !== undefined ? { reason: this.#scrubbed(input.reason) } : {}),
+      ...(input.editedArgs ? { editedArgs: input.editedArgs } : {}),
+      verified: false,
+    };
   }
 
   #tiersFor(decision: EscalateDecision): ApprovalTier[] {
@@ -244,7 +452,7 @@ export class ApprovalManager {
         return [
           {
             name: 'approver',
-            approvers: this.#options.approvers?.human_required ?? '*',
+            approvers: this.#options.allow?.human_required ?? '*',
             requiredApprovals: 1,
             timeoutMs,
           },
@@ -253,7 +461,7 @@ export class ApprovalManager {
         return [
           {
             name: 'dual',
-            approvers: this.#options.approvers?.dual_approval ?? '*',
+            approvers: this.#options.allow?.dual_approval ?? '*',
             requiredApprovals: 2,
             timeoutMs,
           },
@@ -277,6 +485,8 @@ export class ApprovalManager {
       approvalId: request.id,
       status: request.status,
       approvers: request.decisions.filter((d) => d.decision !== 'reject').map((d) => d.approver),
+      tier: request.tierIndex,
+      requiredApprovals: requiredApprovals(request),
       decidedAt: request.decidedAt ?? null,
     });
   }
@@ -289,7 +499,7 @@ export class ApprovalManager {
   ) {
     const audit = this.#options.audit;
     if (!audit || !request) return;
-    const approver = typeof input?.approver === 'string' ? input.approver : String(input?.approver);
+    const claimed = claimedApprover(input);
     await audit.append({
       threadId: request.threadId,
       runId: request.runId,
@@ -298,10 +508,18 @@ export class ApprovalManager {
         'decision_refused',
         id,
         error.code,
-        input?.decisionId ?? approver,
+        isSignedDecision(input)
+          ? String(input.signature)
+          : ((input as { decisionId?: string } | undefined)?.decisionId ?? claimed),
       ),
       type: 'security_event',
-      payload: { kind: error.code, approvalId: id, approver, message: error.message },
+      payload: {
+        kind: error.code,
+        approvalId: id,
+        approver: claimed,
+        ...(isSignedDecision(input) ? { keyId: String(input.keyId).slice(0, 200) } : {}),
+        message: error.message,
+      },
     });
   }
 
@@ -310,6 +528,7 @@ export class ApprovalManager {
     type: 'approval_requested' | 'approval_decided' | 'approval_resolved',
     idParts: string[],
     payload: Record<string, unknown>,
+    verbatim?: Record<string, unknown>,
   ) {
     await this.#options.audit?.append({
       threadId: request.threadId,
@@ -317,8 +536,31 @@ export class ApprovalManager {
       eventId: deriveEventId(request.threadId, type, ...idParts),
       type,
       payload,
+      ...(verbatim ? { verbatim } : {}),
     });
   }
+}
+
+/** The signature identifies a signed statement: the same one arriving twice counts once. */
+function signedDecisionId(signature: string): string {
+  return `dec_${sha256Hex(signature).slice(0, 32)}`;
+}
+
+/** Who a decision claims to be from, as sent (for refusals; never trusted). */
+export function claimedApprover(input: unknown): string {
+  if (isSignedDecision(input)) return String(input.statement.approver).slice(0, 256);
+  const approver = (input as { approver?: unknown } | null | undefined)?.approver;
+  return typeof approver === 'string' ? approver.slice(0, 256) : String(approver);
+}
+
+function uniqueIdentities(identities: readonly string[]): string[] {
+  const byKey = new Map<string, string>();
+  for (const identity of identities) {
+    const canonical = canonicalIdentity(identity);
+    const key = tryIdentityKey(canonical)!;
+    if (!byKey.has(key)) byKey.set(key, canonical);
+  }
+  return [...byKey.values()];
 }
 
 function notFound(id: string): VeridexError {

@@ -1,8 +1,15 @@
-export { advanceTiers, applyDecision, type Transition } from './apply-decision.js';
+export {
+  advanceTiers,
+  applyDecision,
+  type DecisionAttempt,
+  type DecisionRules,
+  type Transition,
+} from './apply-decision.js';
 export {
   ApprovalManager,
   type ApprovalManagerOptions,
   type ApproverPolicy,
+  claimedApprover,
   type RequestOptions,
   requiredApprovals,
 } from './approval-manager.js';
@@ -17,5 +24,9 @@ export type {
   ApprovalStatus,
   ApprovalTier,
   DecisionInput,
+  DecisionRefusal,
+  IdentityMode,
   PendingFilter,
+  SignedDecisionRecord,
+  UnverifiedDecision,
 } from './types.js';

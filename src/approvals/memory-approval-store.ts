@@ -19,12 +19,15 @@ export class MemoryApprovalStore implements ApprovalStore {
 
   async update<T>(
     id: string,
-    mutate: (current: ApprovalRequest) => { next: ApprovalRequest | undefined; result: T },
+    mutate: (
+      current: ApprovalRequest,
+      storeNow: Date | undefined,
+    ) => { next: ApprovalRequest | undefined; result: T },
   ): Promise<T | undefined> {
     const current = this.#requests.get(id);
     if (!current) return undefined;
-    // Synchronous from here: no other update can interleave.
-    const { next, result } = mutate(structuredClone(current));
+    // Synchronous from here: no other update can interleave. One process, one clock: none lent.
+    const { next, result } = mutate(structuredClone(current), undefined);
     if (next) this.#requests.set(id, structuredClone(next));
     return result;
   }

@@ -5,12 +5,14 @@ import {
   LIST_BY_THREAD,
   LIST_PENDING,
   SELECT_BY_ID,
+  SELECT_CLOCK,
   SELECT_FOR_UPDATE,
   UPDATE_STATE,
 } from './sql.js';
 import type { ApprovalRequest } from './types.js';
 
-interface ApprovalRow {
+/** A `veridex_approvals` row as node-postgres returns it. */
+export interface ApprovalRow {
   id: string;
   thread_id: string;
   run_id: string;
@@ -30,9 +32,12 @@ interface ApprovalRow {
   expires_at: Date;
   decided_at: Date | null;
   decisions: ApprovalRequest['decisions'];
+  proposers: string[];
+  identity_mode: ApprovalRequest['identityMode'];
 }
 
-function fromRow(row: ApprovalRow): ApprovalRequest {
+/** The request a `veridex_approvals` row holds (for services that query the table directly). */
+export function approvalFromRow(row: ApprovalRow): ApprovalRequest {
   return {
     id: row.id,
     threadId: row.thread_id,
@@ -48,6 +53,8 @@ function fromRow(row: ApprovalRow): ApprovalRequest {
     tiers: row.tiers,
     tierIndex: row.tier_index,
     proposer: row.proposer,
+    proposers: row.proposers,
+    identityMode: row.identity_mode,
     status: row.status,
     createdAt: row.created_at.toISOString(),
     expiresAt: row.expires_at.toISOString(),
@@ -58,7 +65,9 @@ function fromRow(row: ApprovalRow): ApprovalRequest {
 
 /**
  * An {@link ApprovalStore} in `veridex_approvals` (PostgreSQL or PGlite; run `migrate()` first).
- * Decisions lock the row (`FOR UPDATE`), so deciding from several processes at once is safe.
+ * Decisions lock the row (`FOR UPDATE`), so deciding from several processes at once is safe,
+ * and are judged by the database's clock, so a process whose clock is off cannot approve after
+ * a deadline or expire a request early.
  */
 export class PostgresApprovalStore implements ApprovalStore {
   readonly #db: Database;
@@ -88,23 +97,28 @@ export class PostgresApprovalStore implements ApprovalStore {
       request.expiresAt,
       request.decidedAt ?? null,
       JSON.stringify(request.decisions),
+      JSON.stringify(request.proposers),
+      request.identityMode,
     ]);
-    return fromRow(rows[0]!);
+    return approvalFromRow(rows[0]!);
   }
 
   async get(id: string): Promise<ApprovalRequest | undefined> {
     const { rows } = await this.#db.query<ApprovalRow>(SELECT_BY_ID, [id]);
-    return rows[0] && fromRow(rows[0]);
+    return rows[0] && approvalFromRow(rows[0]);
   }
 
   update<T>(
     id: string,
-    mutate: (current: ApprovalRequest) => { next: ApprovalRequest | undefined; result: T },
+    mutate: (
+      current: ApprovalRequest,
+      storeNow: Date | undefined,
+    ) => { next: ApprovalRequest | undefined; result: T },
   ): Promise<T | undefined> {
     return this.#db.transaction(async (tx) => {
-      const { rows } = await tx.query<ApprovalRow>(SELECT_FOR_UPDATE, [id]);
+      const { rows } = await tx.query<ApprovalRow & { store_now: Date }>(SELECT_FOR_UPDATE, [id]);
       if (!rows[0]) return undefined;
-      const { next, result } = mutate(fromRow(rows[0]));
+      const { next, result } = mutate(approvalFromRow(rows[0]), rows[0].store_now);
       if (next) {
         await tx.query(UPDATE_STATE, [
           id,
@@ -119,13 +133,18 @@ export class PostgresApprovalStore implements ApprovalStore {
     });
   }
 
+  async clock(): Promise<Date> {
+    const { rows } = await this.#db.query<{ store_now: Date }>(SELECT_CLOCK);
+    return rows[0]!.store_now;
+  }
+
   async listPending(threadId?: string): Promise<ApprovalRequest[]> {
     const { rows } = await this.#db.query<ApprovalRow>(LIST_PENDING, [threadId ?? null]);
-    return rows.map(fromRow);
+    return rows.map(approvalFromRow);
   }
 
   async listByThread(threadId: string): Promise<ApprovalRequest[]> {
     const { rows } = await this.#db.query<ApprovalRow>(LIST_BY_THREAD, [threadId]);
-    return rows.map(fromRow);
+    return rows.map(approvalFromRow);
   }
 }

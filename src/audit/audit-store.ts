@@ -20,4 +20,9 @@ export interface AuditStore {
   ): Promise<TraceEvent[]>;
   /** The thread's events in chain order (empty for an unknown thread). */
   list(threadId: string): Promise<TraceEvent[]>;
+  /**
+   * Every thread with events and its chain length, by thread id (what an operator signs and
+   * publishes heads for). Optional for custom stores; both built-in stores have it.
+   */
+  threads?(): Promise<Array<{ threadId: string; length: number }>>;
 }

@@ -93,7 +93,9 @@ function sortingReplacer(this: unknown, key: string, value: unknown): unknown {
     return value;
   }
   keys.sort();
-  const copy: Record<string, unknown> = {};
+  // No prototype: an own "__proto__" key is then a plain property, not a prototype change that
+  // would silently drop it (two different objects hashing the same).
+  const copy: Record<string, unknown> = Object.create(null);
   for (const candidate of keys) {
     if (INTEGER_LIKE.test(candidate) || !isWellFormed(candidate)) throw FALLBACK;
     copy[candidate] = (value as Record<string, unknown>)[candidate];

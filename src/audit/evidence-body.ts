@@ -1,14 +1,34 @@
 import type { TraceEvent } from './trace-event.js';
+import type { SignedTreeHead } from './tree-head.js';
 
 /** DSSE payload type of a Veridex evidence bundle. */
 export const EVIDENCE_PAYLOAD_TYPE = 'application/vnd.veridex.evidence+json';
 
-/** Format version written into every evidence body. */
-export const EVIDENCE_FORMAT = 'veridex.evidence/v1';
+/** Format version written into every evidence body (v2: with the signed tree head). */
+export const EVIDENCE_FORMAT = 'veridex.evidence/v2';
+
+/** The first format, without tree heads: still verified (its tree is computed from its events). */
+export const EVIDENCE_FORMAT_V1 = 'veridex.evidence/v1';
+
+/**
+ * Where a v2 bundle sits in its thread's transparency log. Every event is a leaf of the tree the
+ * head signs (leaf i = event i), and the bundle holds them all, so a verifier recomputes the root:
+ * that proves every event's inclusion at once (`proveEventInclusion` cuts one event's RFC 9162
+ * audit path out, for showing it to someone without the rest of the thread).
+ */
+export interface EvidenceLog {
+  /** The signed head of the thread's tree over exactly `events`. */
+  treeHead: SignedTreeHead;
+  /**
+   * The thread's previous signed head (the one before this seal) and the RFC 9162 consistency
+   * proof that this bundle's tree extends it: the link that makes successive bundles one history.
+   */
+  previous?: { treeHead: SignedTreeHead; consistency: string[] };
+}
 
 /** The signed content of an evidence bundle (the DSSE payload, as canonical JSON). */
 export interface EvidenceBody {
-  format: typeof EVIDENCE_FORMAT;
+  format: typeof EVIDENCE_FORMAT | typeof EVIDENCE_FORMAT_V1;
   threadId: string;
   /** Distinct run ids in order of first appearance. */
   runIds: string[];
@@ -24,6 +44,8 @@ export interface EvidenceBody {
   counts: Record<string, number>;
   /** The thread's complete chain, from genesis. */
   events: TraceEvent[];
+  /** The transparency-log position (v2 bundles). */
+  log?: EvidenceLog;
 }
 
 /** Counts events by type (keys in first-seen order). */

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VeridexError } from '../errors/index.js';
 import {
@@ -67,7 +67,7 @@ export function readPublicKey(textOrPath: string): Uint8Array {
  * @throws VeridexError `signer_key_invalid` if it is none of those.
  */
 export function readPrivateKey(textOrPath: string): Uint8Array {
-  const text = loadText(textOrPath).trim();
+  const text = loadText(textOrPath, true).trim();
   if (text.includes('-----BEGIN')) {
     try {
       const jwk = createPrivateKey(text).export({ format: 'jwk' });
@@ -81,17 +81,38 @@ export function readPrivateKey(textOrPath: string): Uint8Array {
   return rawKey(text, 'private key');
 }
 
-function loadText(textOrPath: string): string {
+function loadText(textOrPath: string, isPrivate = false): string {
   const looksLikeKey =
     textOrPath.includes('-----BEGIN') ||
     /^[0-9a-fA-F]{64}$|^[A-Za-z0-9+/]{43}=$/.test(textOrPath.trim());
   if (looksLikeKey) return textOrPath;
   try {
+    if (isPrivate) checkPrivateFile(textOrPath);
     return readFileSync(textOrPath, 'utf8');
   } catch (error) {
+    if (VeridexError.is(error)) throw error;
     throw invalidKey(
       'key',
       `no such key text or readable file "${textOrPath}" (${(error as NodeJS.ErrnoException).code})`,
+    );
+  }
+}
+
+/**
+ * Like ssh: a private key file someone else owns, or that others may read or write, is
+ * refused — another local user could have planted it or could copy it.
+ */
+function checkPrivateFile(path: string): void {
+  if (process.platform === 'win32') return;
+  const stats = lstatSync(path);
+  const uid = process.getuid?.();
+  if (stats.isSymbolicLink() || !stats.isFile()) {
+    throw invalidKey('private key', `${path} is not a regular file`);
+  }
+  if ((uid !== undefined && stats.uid !== uid) || (stats.mode & 0o077) !== 0) {
+    throw invalidKey(
+      'private key',
+      `${path} must be owned by you and readable by no one else (chmod 600 ${path})`,
     );
   }
 }
@@ -112,11 +133,16 @@ export interface KeyPairFiles {
 /**
  * Writes a key pair as PEM files into `dir` (created if missing): the private key with file
  * mode 0600, the public key world-readable. Refuses to overwrite an existing private key.
+ * `name` picks the file names (`<name>.key`, `<name>.pub`; default the evidence key's).
  */
-export function writeKeyPair(dir: string, pair: Ed25519KeyPair = generateKeyPair()): KeyPairFiles {
+export function writeKeyPair(
+  dir: string,
+  pair: Ed25519KeyPair = generateKeyPair(),
+  name?: string,
+): KeyPairFiles {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const privateKeyPath = join(dir, PRIVATE_KEY_FILE);
-  const publicKeyPath = join(dir, PUBLIC_KEY_FILE);
+  const privateKeyPath = join(dir, name ? `${name}.key` : PRIVATE_KEY_FILE);
+  const publicKeyPath = join(dir, name ? `${name}.pub` : PUBLIC_KEY_FILE);
   if (existsSync(privateKeyPath)) {
     throw new VeridexError(
       'config_invalid',

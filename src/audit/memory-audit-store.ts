@@ -38,4 +38,11 @@ export class MemoryAuditStore implements AuditStore {
   async list(threadId: string): Promise<TraceEvent[]> {
     return [...(this.#chains.get(threadId)?.events ?? [])];
   }
+
+  async threads(): Promise<Array<{ threadId: string; length: number }>> {
+    return [...this.#chains]
+      .filter(([, chain]) => chain.events.length > 0)
+      .map(([threadId, chain]) => ({ threadId, length: chain.events.length }))
+      .sort((a, b) => (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0));
+  }
 }

@@ -1,7 +1,12 @@
-import type { Database } from '../db/index.js';
+import { type Database, isUniqueViolation } from '../db/index.js';
 import type { AuditStore, ChainableEvent } from './audit-store.js';
 import { canonicalJson } from './canonical-json.js';
-import { INSERT_EVENTS_AND_MOVE_HEAD, LIST_EVENTS, LOCK_HEAD_AND_FIND_EXISTING } from './sql.js';
+import {
+  INSERT_EVENTS_AND_MOVE_HEAD,
+  LIST_EVENTS,
+  LIST_THREADS,
+  LOCK_HEAD_AND_FIND_EXISTING,
+} from './sql.js';
 import {
   GENESIS_HASH,
   type TraceEvent,
@@ -43,7 +48,30 @@ export class PostgresAuditStore implements AuditStore {
     this.#db = db;
   }
 
-  append(
+  /** The database the events live in. */
+  get database(): Database {
+    return this.#db;
+  }
+
+  async append(
+    threadId: string,
+    events: readonly ChainableEvent[],
+    hash: (event: UnhashedTraceEvent) => string,
+  ): Promise<TraceEvent[]> {
+    // Two processes appending the same replay-safe event to a new thread at once: the second
+    // waits on the head row, but its statement's snapshot predates the first's commit, so it
+    // does not see the event and its insert hits the unique key. Run it again: the first has
+    // committed by then, the event is found, and the append is the no-op it should be.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#appendOnce(threadId, events, hash);
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  #appendOnce(
     threadId: string,
     events: readonly ChainableEvent[],
     hash: (event: UnhashedTraceEvent) => string,
@@ -112,5 +140,12 @@ export class PostgresAuditStore implements AuditStore {
       previousEventHash: row.previous_hash,
       hash: row.hash,
     }));
+  }
+
+  async threads(): Promise<Array<{ threadId: string; length: number }>> {
+    const { rows } = await this.#db.query<{ thread_id: string; seq: string }>(LIST_THREADS);
+    return rows
+      .filter((row) => row.seq !== '0')
+      .map((row) => ({ threadId: row.thread_id, length: Number(row.seq) }));
   }
 }

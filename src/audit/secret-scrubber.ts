@@ -1,4 +1,19 @@
-import { type CredentialKind, redactCredentials } from './redact-credentials.js';
+import { VeridexError } from '../errors/index.js';
+import {
+  type CredentialKind,
+  type CredentialRedaction,
+  redactCredentials,
+} from './redact-credentials.js';
+import {
+  type MatchTarget,
+  PrefixMatcher,
+  RollingMatcher,
+  type SecretSpan,
+  windowTag,
+} from './rolling-matcher.js';
+import type { SecretFingerprintStore } from './secret-fingerprint-store.js';
+import { secretForms, weakSecretReason } from './secret-forms.js';
+import { hmacSha256 } from './sha256.js';
 
 /** Shortest secret value the scrubber will search for; shorter values would shred ordinary text. */
 export const MIN_SECRET_LENGTH = 4;
@@ -9,41 +24,158 @@ export interface ScrubReport {
   credentials: CredentialKind[];
 }
 
+/** Options for {@link SecretScrubber.attach}. */
+export interface AttachOptions {
+  /**
+   * What to do with a secret too weak to have its fingerprint stored (see
+   * `SecretFingerprintStore`): `'reject'` (default) throws `secret_too_weak` from `register`;
+   * `'process-only'` scrubs it in this process only — other processes on the database will
+   * not recognise it. An explicit, weaker opt-in.
+   */
+  weakSecrets?: 'reject' | 'process-only';
+}
+
+interface Attachment {
+  store: SecretFingerprintStore;
+  weakSecrets: 'reject' | 'process-only';
+  matcher?: RollingMatcher;
+  hmacKey?: Buffer;
+  /** Values whose fingerprints this store has (or that it must not get). */
+  handled: Set<string>;
+  /** HMACs stored by this process: not loaded back as remote targets. */
+  own: Set<string>;
+  lastSeq: string;
+  refreshing: Promise<void>;
+}
+
 /**
  * Removes secrets from anything on its way to the audit log, a tool message or the model:
- * values registered by name (from the `SecretsProvider`) become `[REDACTED:NAME]`, and
- * credential-shaped strings become `[REDACTED:<kind>]` even when nobody registered them.
+ * values registered by name (from the `SecretsProvider`) become `[REDACTED:NAME]` — also
+ * when they appear URL-encoded (any mix of `%XX` escapes) or base64-encoded (standard or
+ * URL-safe alphabet, at any byte alignment inside a larger blob) — and credential-shaped
+ * strings become `[REDACTED:<kind>]` even when nobody registered them.
+ *
+ * Across processes: {@link attach} a `SecretFingerprintStore` (an `AuditLog` over a database
+ * does it), and secrets registered here are stored as fingerprints — never the values — that
+ * every other process attached to the same database loads on {@link refresh} and scrubs too.
+ *
+ * Linear time in the length of the text, whatever it contains (rolling hash, see
+ * `RollingMatcher`); a value is not found when it is split by inserted characters, encoded
+ * in other ways (hex, line-wrapped base64, reversed) or only partly present.
  */
 export class SecretScrubber {
-  readonly #secrets = new Map<string, string>();
-  #ordered: Array<[value: string, name: string]> = [];
+  readonly #values = new Map<string, string>();
+  readonly #local = new PrefixMatcher();
+  readonly #attachments: Attachment[] = [];
 
   /**
    * Registers a secret value; from now on it never leaves {@link scrub} intact. Values shorter
    * than {@link MIN_SECRET_LENGTH} characters are ignored.
+   * @throws VeridexError `secret_too_weak` when attached to a fingerprint store that rejects
+   *   weak secrets and the value is too short or too simple to store a fingerprint of.
    */
   register(name: string, value: string): void {
-    if (value.length < MIN_SECRET_LENGTH || this.#secrets.get(value) === name) return;
-    this.#secrets.set(value, name);
-    // Longest first, so a secret that contains another is replaced whole.
-    this.#ordered = [...this.#secrets].sort((a, b) => b[0].length - a[0].length);
+    if (value.length < MIN_SECRET_LENGTH || this.#values.get(value) === name) return;
+    for (const attachment of this.#attachments) {
+      if (attachment.weakSecrets === 'reject') assertStorable(name, value);
+    }
+    this.#values.set(value, name);
+    for (const { text } of secretForms(value)) this.#local.add(name, text);
   }
 
-  /** Scrubs one string; see {@link scrub}. */
-  scrubText(text: string, report?: ScrubReport): string {
-    let result = text;
-    for (const [value, name] of this.#ordered) {
-      if (!result.includes(value)) continue;
-      result = result.split(value).join(`[REDACTED:${name}]`);
-      if (report && !report.secrets.includes(name)) report.secrets.push(name);
+  /**
+   * Shares secrets with every process that attaches the same store: the secrets registered so
+   * far (and later) are stored as fingerprints on the next {@link refresh}, and the ones
+   * others stored are loaded. Attaching the same store twice does nothing.
+   * @throws VeridexError `secret_too_weak` for an already registered weak secret (see
+   *   {@link AttachOptions.weakSecrets}).
+   */
+  attach(store: SecretFingerprintStore, options: AttachOptions = {}): void {
+    if (this.#attachments.some((attachment) => attachment.store === store)) return;
+    const weakSecrets = options.weakSecrets ?? 'reject';
+    if (weakSecrets === 'reject') {
+      for (const [value, name] of this.#values) assertStorable(name, value);
     }
-    const redaction = redactCredentials(result);
+    this.#attachments.push({
+      store,
+      weakSecrets,
+      handled: new Set(),
+      own: new Set(),
+      lastSeq: '0',
+      refreshing: Promise.resolve(),
+    });
+  }
+
+  /**
+   * Stores the fingerprints of secrets registered since the last call and loads the ones other
+   * processes stored, for every attached store. `AuditLog` calls it before each append.
+   */
+  async refresh(): Promise<void> {
+    await Promise.all(
+      this.#attachments.map((attachment) => {
+        attachment.refreshing = attachment.refreshing.then(() => this.#refresh(attachment));
+        return attachment.refreshing;
+      }),
+    );
+  }
+
+  async #refresh(attachment: Attachment): Promise<void> {
+    if (!attachment.matcher || !attachment.hmacKey) {
+      const keys = await attachment.store.keys();
+      attachment.hmacKey = keys.hmacKey;
+      attachment.matcher = new RollingMatcher(keys.rollingBase);
+    }
+    const { hmacKey, matcher } = attachment;
+    const fresh = [...this.#values].filter(([value]) => !attachment.handled.has(value));
+    const rows = fresh.flatMap(([value, name]) => {
+      if (weakSecretReason(value) !== undefined) return []; // 'process-only' by option
+      return secretForms(value).map(({ form, text }) => {
+        const hmac = hmacSha256(hmacKey, text).toString('hex');
+        attachment.own.add(hmac);
+        return { name, form, length: text.length, tag: windowTag(text, matcher.base), hmac };
+      });
+    });
+    await attachment.store.add(rows);
+    for (const [value] of fresh) attachment.handled.add(value);
+    for (const row of await attachment.store.since(attachment.lastSeq)) {
+      attachment.lastSeq = row.seq;
+      if (attachment.own.has(row.hmac)) continue;
+      matcher.add(remoteTarget(row.name, row.length, row.tag, row.hmac, hmacKey));
+    }
+  }
+
+  /** Scrubs one string: {@link scrubSecrets}, then `redactCredentials`; see {@link scrub}. */
+  scrubText(text: string, report?: ScrubReport): string {
+    const redaction = redactCleanMemo(this.scrubSecrets(text, report));
     if (report) {
       for (const kind of redaction.kinds) {
         if (!report.credentials.includes(kind)) report.credentials.push(kind);
       }
     }
     return redaction.text;
+  }
+
+  /** Replaces the registered secrets only (raw, URL- or base64-encoded) by `[REDACTED:NAME]`. */
+  scrubSecrets(text: string, report?: ScrubReport): string {
+    if (this.#values.size === 0 && !this.#attachments.some((item) => item.matcher?.size)) {
+      return text;
+    }
+    const spans: SecretSpan[] = [];
+    const matchers = [this.#local, ...this.#attachments.flatMap((item) => item.matcher ?? [])];
+    for (const matcher of matchers) matcher.find(text, spans);
+    const decoded = percentDecoded(text);
+    if (decoded) {
+      const inView: SecretSpan[] = [];
+      for (const matcher of matchers) matcher.find(decoded.text, inView);
+      for (const span of inView) {
+        spans.push({
+          start: decoded.map[span.start]!,
+          end: decoded.map[span.end]!,
+          name: span.name,
+        });
+      }
+    }
+    return spans.length > 0 ? replaceSpans(text, spans, report) : text;
   }
 
   /**
@@ -67,4 +199,111 @@ export class SecretScrubber {
     }
     return result;
   }
+}
+
+// The audit trail scrubs the same short strings again and again (payload keys, tool names,
+// rule names, verdicts). Credential redaction is a pure function of its text, so results for
+// short texts in which it found nothing are remembered — only those: the memo never holds a
+// credential (and registered secrets were replaced before it is consulted). FIFO-bounded.
+const CLEAN_MEMO_LIMIT = 4096;
+const CLEAN_MEMO_MAX_LENGTH = 256;
+const cleanTexts = new Set<string>();
+
+function redactCleanMemo(text: string): CredentialRedaction {
+  if (cleanTexts.has(text)) return { text, kinds: [] };
+  const redaction = redactCredentials(text);
+  if (redaction.kinds.length === 0 && text.length <= CLEAN_MEMO_MAX_LENGTH) {
+    if (cleanTexts.size >= CLEAN_MEMO_LIMIT) cleanTexts.delete(cleanTexts.values().next().value!);
+    cleanTexts.add(text);
+  }
+  return redaction;
+}
+
+function assertStorable(name: string, value: string): void {
+  const reason = weakSecretReason(value);
+  if (reason === undefined) return;
+  throw new VeridexError(
+    'secret_too_weak',
+    `Secret ${name} is too weak to be scrubbed in every process: ${reason}. Its fingerprint, stored in the database so that other processes can recognise it, would let anyone who reads the database test guesses offline. Use a generated secret (e.g. 32 random bytes, hex), or accept that only this process scrubs it: new AuditLog({ ..., secretFingerprints: { weakSecrets: 'process-only' } }).`,
+    { details: { secret: name } },
+  );
+}
+
+function remoteTarget(
+  name: string,
+  length: number,
+  tag: number,
+  hmac: string,
+  key: Buffer,
+): MatchTarget {
+  return {
+    name,
+    length,
+    tag,
+    confirm: (window) => hmacSha256(key, window).toString('hex') === hmac,
+  };
+}
+
+// The union of overlapping spans is replaced, under the name of the one that starts first.
+function replaceSpans(text: string, spans: SecretSpan[], report: ScrubReport | undefined): string {
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const parts: string[] = [];
+  let written = 0;
+  let current: SecretSpan | undefined;
+  const flush = () => {
+    if (!current) return;
+    parts.push(text.slice(written, current.start), `[REDACTED:${current.name}]`);
+    written = current.end;
+    if (report && !report.secrets.includes(current.name)) report.secrets.push(current.name);
+  };
+  for (const span of spans) {
+    if (current && span.start < current.end) {
+      if (span.end > current.end) current = { ...current, end: span.end };
+      continue;
+    }
+    flush();
+    current = span;
+  }
+  flush();
+  parts.push(text.slice(written));
+  return parts.join('');
+}
+
+const hexValue = (code: number): number =>
+  code >= 48 && code <= 57
+    ? code - 48
+    : (code | 32) >= 97 && (code | 32) <= 102
+      ? (code | 32) - 87
+      : -1;
+
+/**
+ * `text` with every `%XX` escape decoded (as one Latin-1 character; `+` stays, see secretForms),
+ * with `map[i]` the index in `text` where view character i starts (`map[length]` = the end);
+ * undefined when there is nothing to decode.
+ */
+function percentDecoded(text: string): { text: string; map: Int32Array } | undefined {
+  let next = text.indexOf('%');
+  if (next === -1) return undefined;
+  const parts: string[] = [];
+  const map = new Int32Array(text.length + 1);
+  let length = 0;
+  let written = 0;
+  let decodedAny = false;
+  while (next !== -1) {
+    const high = hexValue(text.charCodeAt(next + 1));
+    const low = high === -1 ? -1 : hexValue(text.charCodeAt(next + 2));
+    if (low !== -1) {
+      for (let index = written; index < next; index++) map[length++] = index;
+      parts.push(text.slice(written, next), String.fromCharCode(high * 16 + low));
+      map[length++] = next;
+      written = next + 3;
+      decodedAny = true;
+    }
+    next = text.indexOf('%', next + 1);
+  }
+  if (!decodedAny) return undefined;
+  for (let index = written; index < text.length; index++) map[length++] = index;
+  parts.push(text.slice(written));
+  map[length] = text.length;
+  return { text: parts.join(''), map: map.subarray(0, length + 1) };
 }

@@ -1,22 +1,28 @@
 import { VeridexError } from '../errors/index.js';
+import { checkSignatures, type SignatureCheck } from './check-signatures.js';
 import { decodeBase64Strict, preAuthEncoding } from './dsse.js';
+import { eventTree } from './event-tree.js';
 import {
   countEventTypes,
   distinctRunIds,
   EVIDENCE_FORMAT,
+  EVIDENCE_FORMAT_V1,
   EVIDENCE_PAYLOAD_TYPE,
   type EvidenceBody,
 } from './evidence-body.js';
 import type { EvidenceVerifier } from './signer.js';
 import type { TraceEvent } from './trace-event.js';
+import { checkTreeHead, TREE_HEAD_FORMAT } from './tree-head.js';
 import { verifyChain } from './verify-chain.js';
+import { checkDecisions, type DecisionCheck, type TrustedApprover } from './verify-decisions.js';
+import {
+  checkEvidenceLog,
+  checkSince,
+  type EarlierView,
+  type EvidenceLogCheck,
+} from './verify-evidence-log.js';
 
-/** How one signature of a bundle fared. */
-export interface SignatureCheck {
-  keyid: string;
-  status: 'valid' | 'invalid' | 'unknown_key';
-}
-
+export type { EvidenceLogCheck, SignatureCheck };
 /** The outcome of {@link verifyEvidence}. */
 export interface EvidenceVerification {
   /** True only when at least one signature verifies with a given key, none fails, and the body is intact. */
@@ -26,18 +32,42 @@ export interface EvidenceVerification {
   signatures: SignatureCheck[];
   /** The decoded body when it could be decoded (even if invalid, for inspection). */
   body: EvidenceBody | undefined;
+  /** Every approval decision in the bundle: who decided what, and whether it verifies. */
+  decisions: DecisionCheck[];
+  /**
+   * The bundle's place in its thread's transparency log: the tree over its events, its link to
+   * the previous head, and (with the `previous` option) the check against an earlier view.
+   */
+  log?: EvidenceLogCheck;
 }
 
 /** Options for {@link verifyEvidence}. */
 export interface VerifyEvidenceOptions {
   /** Verifiers for the keys you trust (`new Ed25519Verifier(publicKey)`, an `HmacSigner`, …). */
   keys: readonly EvidenceVerifier[];
+  /**
+   * The approver directory you trust (`parseApprovers(readFileSync('approvers.json'))`): each
+   * signed decision's key must be one of its approver's. Without it, decision signatures are
+   * still checked, against the keys recorded in the bundle, and `keyTrusted` stays false.
+   */
+  approvers?: readonly TrustedApprover[];
+  /**
+   * An earlier view of the same thread: an older evidence bundle (verified with the same keys)
+   * or a signed tree head (`body.log.treeHead` of an older bundle, a line of a witness head file).
+   * The bundle is valid only if its events are an honest extension of it — nothing the older
+   * view covered was rewritten, dropped, inserted or reordered (RFC 9162 consistency proof).
+   */
+  previous?: unknown;
 }
 
 /**
  * Verifies a sealed evidence bundle offline. Detects any changed byte (strict base64, DSSE
- * signature), wrong or unknown keys, and events dropped, inserted, reordered or edited
- * (hash chain, head hash, counts). Never throws: garbage input yields `valid: false` with a reason.
+ * signature), wrong or unknown keys, events dropped, inserted, reordered or edited (hash
+ * chain, head hash, counts), and approval decisions that do not verify (each signed
+ * decision's signature and statement, its key against `approvers`, and every approval's
+ * quorum). v2 bundles also carry a signed tree head (RFC 9162 Merkle root over the events)
+ * and a consistency proof from the thread's previous head; with `previous`, the bundle must
+ * extend that older bundle or head. Never throws: garbage input yields `valid: false` with a reason.
  *
  * @example
  * const result = verifyEvidence(JSON.parse(text), { keys: [new Ed25519Verifier(publicKey)] });
@@ -54,6 +84,7 @@ export function verifyEvidence(
     reasons: [...reasons, reason],
     signatures,
     body,
+    decisions: [],
   });
   if (typeof bundle !== 'object' || bundle === null || Array.isArray(bundle)) {
     return fail('bundle is not a JSON object');
@@ -70,33 +101,14 @@ export function verifyEvidence(
   }
 
   const message = preAuthEncoding(EVIDENCE_PAYLOAD_TYPE, payload);
-  for (const entry of envelope.signatures as unknown[]) {
-    const { keyid, sig } = (entry ?? {}) as { keyid?: unknown; sig?: unknown };
-    if (typeof keyid !== 'string' || typeof sig !== 'string') {
-      reasons.push('a signature entry is malformed');
-      continue;
-    }
-    const verifier = options.keys.find((key) => key.keyId === keyid);
-    if (!verifier) {
-      signatures.push({ keyid, status: 'unknown_key' });
-      continue;
-    }
-    const signature = decodeBase64Strict(sig);
-    const ok = signature !== undefined && verifier.verify(message, signature);
-    signatures.push({ keyid, status: ok ? 'valid' : 'invalid' });
-    if (!ok)
-      reasons.push(`signature by ${keyid} does not verify (payload or signature was changed)`);
-  }
-  if (!signatures.some((check) => check.status === 'valid')) {
-    const unknown = signatures
-      .filter((check) => check.status === 'unknown_key')
-      .map((check) => check.keyid);
-    reasons.push(
-      unknown.length > 0
-        ? `no signature by a trusted key (signed by unknown key ${unknown.join(', ')})`
-        : 'no valid signature by a trusted key',
-    );
-  }
+  const signed = checkSignatures(
+    message,
+    envelope.signatures as unknown[],
+    options.keys,
+    'payload or signature was changed',
+  );
+  signatures.push(...signed.signatures);
+  reasons.push(...signed.problems);
 
   let body: EvidenceBody;
   try {
@@ -104,14 +116,82 @@ export function verifyEvidence(
   } catch {
     return fail('payload is not UTF-8 JSON');
   }
-  reasons.push(...checkBody(body));
-  return { valid: reasons.length === 0, reasons, signatures, body };
+  const checked = checkBody(body);
+  reasons.push(...checked.problems);
+  const decisions = Array.isArray(body?.events)
+    ? checkDecisions(body.events, options.approvers)
+    : { checks: [], problems: [] };
+  reasons.push(...decisions.problems);
+  let log: EvidenceLogCheck | undefined;
+  if (checked.known) {
+    // The tree only when the chain recomputed: then every event hash is a well-formed SHA-256.
+    const tree = checked.chainValid ? eventTree(body.events) : undefined;
+    const logCheck = checkEvidenceLog(body, tree, options.keys);
+    reasons.push(...logCheck.problems);
+    log = logCheck.log;
+    if (options.previous !== undefined) {
+      const earlier = earlierView(options.previous, options);
+      reasons.push(...earlier.problems);
+      if (tree && log && earlier.view) {
+        const since = checkSince(body, tree, earlier.view);
+        reasons.push(...since.problems);
+        log.since = since.since;
+      }
+    }
+  }
+  return {
+    valid: reasons.length === 0,
+    reasons,
+    signatures,
+    body,
+    decisions: decisions.checks,
+    ...(log ? { log } : {}),
+  };
 }
 
-function checkBody(body: EvidenceBody): string[] {
-  if (typeof body !== 'object' || body === null) return ['body is not an object'];
-  if (body.format !== EVIDENCE_FORMAT) return [`body format is not "${EVIDENCE_FORMAT}"`];
-  if (!Array.isArray(body.events)) return ['body has no events'];
+// The `previous` option as a head: an older bundle is verified in full first (its v1 head is
+// the tree over its events, which its signature vouches for); a head needs a trusted signature.
+function earlierView(
+  previous: unknown,
+  options: VerifyEvidenceOptions,
+): { problems: string[]; view?: EarlierView } {
+  const isBundle = typeof previous === 'object' && previous !== null && 'payloadType' in previous;
+  if (!isBundle) {
+    const head = checkTreeHead(previous, options.keys);
+    if (head.problems.length > 0 || !head.head) {
+      return { problems: head.problems.map((problem) => `the older head: ${problem}`) };
+    }
+    return { problems: [], view: { kind: 'head', head: head.head } };
+  }
+  const older = verifyEvidence(previous, {
+    keys: options.keys,
+    ...(options.approvers ? { approvers: options.approvers } : {}),
+  });
+  if (!older.valid || !older.body || !older.log) {
+    return { problems: [`the older bundle does not verify: ${older.reasons.join('; ')}`] };
+  }
+  const head = older.body.log?.treeHead ?? {
+    format: TREE_HEAD_FORMAT,
+    scope: 'thread' as const,
+    threadId: older.body.threadId,
+    treeSize: older.log.treeSize,
+    rootHash: older.log.rootHash,
+    timestamp: older.body.createdAt,
+  };
+  return { problems: [], view: { kind: 'bundle', head, events: older.body.events } };
+}
+
+function checkBody(body: EvidenceBody): {
+  problems: string[];
+  known: boolean;
+  chainValid: boolean;
+} {
+  const fail = (problem: string) => ({ problems: [problem], known: false, chainValid: false });
+  if (typeof body !== 'object' || body === null) return fail('body is not an object');
+  if (body.format !== EVIDENCE_FORMAT && body.format !== EVIDENCE_FORMAT_V1) {
+    return fail(`body format is not "${EVIDENCE_FORMAT}" (or "${EVIDENCE_FORMAT_V1}")`);
+  }
+  if (!Array.isArray(body.events)) return fail('body has no events');
   const problems: string[] = [];
   const events = body.events as TraceEvent[];
   const chain = verifyChain(events);
@@ -131,7 +211,7 @@ function checkBody(body: EvidenceBody): string[] {
   if (JSON.stringify(body.runIds) !== JSON.stringify(distinctRunIds(events))) {
     problems.push('run ids do not match the events');
   }
-  return problems;
+  return { problems, known: true, chainValid: chain.valid };
 }
 
 function sameCounts(claimed: unknown, actual: Record<string, number>): boolean {

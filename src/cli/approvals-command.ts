@@ -1,16 +1,27 @@
 import { parseArgs } from 'node:util';
-import { ApprovalManager, type ApprovalRequest, requiredApprovals } from '../approvals/index.js';
-import { AuditLog, PostgresAuditStore } from '../audit/index.js';
+import {
+  ApprovalManager,
+  type ApprovalRequest,
+  type DecisionInput,
+  requiredApprovals,
+} from '../approvals/index.js';
+import { AuditLog, Ed25519Signer, PostgresAuditStore, readPrivateKey } from '../audit/index.js';
+import { signDecision } from '../identity/index.js';
 import { DATABASE_OPTION_HELP, openCommandDatabase } from './database-option.js';
 import { type CliIo, EXIT, UsageError } from './io.js';
 
 export const APPROVALS_USAGE = `Usage:
   veridex approvals list [--thread ID] [--as APPROVER] [--json]
-  veridex approvals approve <approval-id> --as APPROVER [--reason TEXT]
-  veridex approvals reject <approval-id> --as APPROVER --reason TEXT
+  veridex approvals approve <approval-id> --key PRIVATE_KEY_FILE [--reason TEXT]
+  veridex approvals reject <approval-id> --key PRIVATE_KEY_FILE --reason TEXT
+  veridex approvals approve|reject <approval-id> --unverified --as NAME [--reason TEXT]
 
-Lists and decides pending approval requests in the configured database. Decisions are
-recorded in the thread's audit log; resume the thread afterwards (resumeThread(graph, threadId)).
+Lists and decides pending approval requests in the configured database. A decision is signed
+with the approver's private key (veridex approvers keygen); who decides comes from the key,
+as registered in the approver directory. --unverified --as NAME sends a bare name instead:
+counted only by agents running the explicit identity: 'unverified' development mode.
+Decisions are recorded in the thread's audit log; resume the thread afterwards
+(resumeThread(graph, threadId)).
 ${DATABASE_OPTION_HELP}`;
 
 /** `veridex approvals list|approve|reject`. */
@@ -20,6 +31,8 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
     allowPositionals: true,
     options: {
       as: { type: 'string' },
+      key: { type: 'string' },
+      unverified: { type: 'boolean' },
       reason: { type: 'string' },
       thread: { type: 'string' },
       json: { type: 'boolean' },
@@ -32,7 +45,11 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
     if (id) throw new UsageError('list takes no approval id');
   } else if (action === 'approve' || action === 'reject') {
     if (!id) throw new UsageError(`${action} needs an approval id`);
-    if (!values.as) throw new UsageError(`${action} needs --as <approver>`);
+    if (values.unverified ? !values.as || values.key : !values.key || values.as) {
+      throw new UsageError(
+        `${action} needs --key <approver private key file> (or, for the unverified development mode only, --unverified --as <name>)`,
+      );
+    }
     if (action === 'reject' && !values.reason) throw new UsageError('reject needs --reason');
   } else {
     throw new UsageError('expected list, approve or reject');
@@ -54,13 +71,40 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
       else for (const request of pending) io.out(describe(request));
       return EXIT.ok;
     }
-    const decided = await manager.decide(id!, {
-      decision: action === 'approve' ? 'approve' : 'reject',
-      approver: values.as!,
-      ...(values.reason ? { reason: values.reason } : {}),
-    });
+    const decision = action === 'approve' ? 'approve' : 'reject';
+    let input: DecisionInput;
+    if (values.key) {
+      const signer = new Ed25519Signer(readPrivateKey(values.key));
+      const holder = await manager.directory.findByKey(signer.keyId);
+      if (!holder) {
+        throw new UsageError(
+          `key ${signer.keyId} is not registered to any approver (veridex approvers add <id> --key <public key>)`,
+        );
+      }
+      const request = await manager.require(id!);
+      input = signDecision(
+        {
+          request,
+          decision,
+          approver: holder.approver.id,
+          ...(values.reason ? { reason: values.reason } : {}),
+        },
+        signer,
+      );
+    } else {
+      input = {
+        decision,
+        approver: values.as!,
+        ...(values.reason ? { reason: values.reason } : {}),
+      };
+    }
+    const decided = await manager.decide(id!, input);
+    const by =
+      'statement' in input
+        ? `signed by ${input.statement.approver} (${input.keyId})`
+        : `UNVERIFIED as ${values.as}`;
     io.out(
-      `${id}: ${decided.status} (${approvalCount(decided)} of ${requiredApprovals(decided)} approvals)`,
+      `${id}: ${decided.status} (${approvalCount(decided)} of ${requiredApprovals(decided)} approvals) — ${by}`,
     );
     if (decided.status !== 'pending')
       io.out(`Resume thread ${decided.threadId} to continue the run.`);
@@ -83,6 +127,13 @@ function describe(request: ApprovalRequest): string {
     `  ${proposal.toolName ?? request.subjectId} ${JSON.stringify(proposal.arguments ?? {})}`,
     `  rule ${request.ruleId}: ${request.reason}`,
     `  approvals ${approvalCount(request)} of ${requiredApprovals(request)}, tier ${request.tiers[request.tierIndex]?.name}, expires ${request.expiresAt}`,
-    `  proposed by ${request.proposer}, proposal hash ${request.proposalHash}`,
+    ...request.decisions.map(
+      (d) =>
+        `  ${d.decision} by ${d.approver}${d.signed ? ` (signed, ${d.signed.keyId})` : ' (UNVERIFIED)'} at ${d.decidedAt}`,
+    ),
+    `  proposed by ${[request.proposer, ...request.proposers.filter((p) => p !== request.proposer)].join(', ')}, proposal hash ${request.proposalHash}`,
+    ...(request.identityMode === 'unverified'
+      ? ['  identity mode: UNVERIFIED (development only: bare names count)']
+      : []),
   ].join('\n');
 }

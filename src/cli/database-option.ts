@@ -4,12 +4,12 @@ import { createDatabase, type Database, DEFAULT_PGLITE_DIR, migrate } from '../d
 export const DATABASE_OPTION_HELP = `  --database-url URL   PostgreSQL URL (default: $DATABASE_URL, else PGlite in ${DEFAULT_PGLITE_DIR})`;
 
 /**
- * Opens (and migrates) the database a command works on: the URL given, else `DATABASE_URL`,
- * else the same embedded PGlite directory the demo and the prebuilt agent use.
+ * Opens (and migrates) the database a command works on: the URL given, else the rule every
+ * `createDatabase()` call follows — `DATABASE_URL`, else the embedded PGlite directory the
+ * demo and the prebuilt agent use (through its holder's socket when another process has it).
  */
 export async function openCommandDatabase(url: string | undefined): Promise<Database> {
-  const resolved = url ?? process.env.DATABASE_URL;
-  const db = await createDatabase(resolved ? { url: resolved } : { dataDir: DEFAULT_PGLITE_DIR });
+  const db = await createDatabase(url === undefined ? {} : { url });
   await migrate(db);
   return db;
 }

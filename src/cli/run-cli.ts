@@ -1,8 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { VeridexError } from '../errors/index.js';
 import { APPROVALS_USAGE, approvalsCommand } from './approvals-command.js';
+import { APPROVERS_USAGE, approversCommand } from './approvers-command.js';
+import { AUDIT_USAGE, auditCommand } from './audit-command.js';
 import { DEMO_USAGE, demoCommand } from './demo-command.js';
 import { type CliIo, EXIT, processIo, UsageError } from './io.js';
 import { KEYS_USAGE, keysCommand } from './keys-command.js';
+import { RUNS_USAGE, runsCommand } from './runs-command.js';
+import { SERVE_USAGE, serveCommand } from './serve-command.js';
 import { VERIFY_USAGE, verifyCommand } from './verify-command.js';
 
 type Command = (argv: string[], io: CliIo) => number | Promise<number>;
@@ -10,19 +15,40 @@ type Command = (argv: string[], io: CliIo) => number | Promise<number>;
 const COMMANDS: Record<string, { run: Command; usage: string }> = {
   demo: { run: demoCommand, usage: DEMO_USAGE },
   approvals: { run: approvalsCommand, usage: APPROVALS_USAGE },
+  approvers: { run: approversCommand, usage: APPROVERS_USAGE },
   verify: { run: verifyCommand, usage: VERIFY_USAGE },
+  audit: { run: auditCommand, usage: AUDIT_USAGE },
   keys: { run: keysCommand, usage: KEYS_USAGE },
+  runs: { run: runsCommand, usage: RUNS_USAGE },
+  serve: { run: (argv, io) => serveCommand(argv, io), usage: SERVE_USAGE },
 };
 
 const HELP = `veridex — governance for LangGraph.js
 
 Commands:
   demo                     run the treasury scenario end to end on embedded PGlite
-  approvals list|approve|reject   list and decide pending approval requests
-  verify <bundle.json>     verify a signed evidence bundle offline
+  approvals list|approve|reject   list and decide (sign) pending approval requests
+  approvers keygen|add|list|revoke|export   the approver directory and approver keys
+  verify <bundle.json>     verify a signed evidence bundle offline (--since older.json: and that it extends it)
+  audit verify|publish     check the database's audit log against published tree heads; sign and publish heads
   keys generate            create an Ed25519 evidence-signing key pair
+  runs export|import       move a thread in or out as a portable veridex.run/v1 file
+  serve                    the approvals inbox: web page, REST API, live events, passkeys
+
+Options:
+  --version, -v            print the version
+  --help, -h               print this help
+
+The database is --database-url, else $DATABASE_URL, else PGlite in ./.veridex/db (through its
+holder's socket when another process has it open with expose).
 
 Run \`veridex <command> --help\` for details.`;
+
+/** The package's version, read from its package.json (two levels up from src/cli or dist/cli). */
+export function cliVersion(): string {
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
 
 /**
  * Runs the `veridex` command line and returns its exit code (0 ok, 1 failed/invalid, 2 usage).
@@ -30,6 +56,10 @@ Run \`veridex <command> --help\` for details.`;
  */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.out(cliVersion());
+    return EXIT.ok;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(HELP);
     return name ? EXIT.ok : EXIT.usage;

@@ -1,20 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import {
-  Ed25519Verifier,
-  type EvidenceVerifier,
-  HmacSigner,
-  readPublicKey,
-  verifyEvidence,
-} from '../audit/index.js';
+import { verifyEvidence } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
+import { type Approver, parseApprovers } from '../identity/index.js';
+import { readEarlierViews } from './earlier-views.js';
 import { type CliIo, EXIT, UsageError } from './io.js';
+import { verifierKeys } from './verifier-keys.js';
 
-export const VERIFY_USAGE = `Usage: veridex verify <bundle.json> --key <public key | key file> [--key ...] [--hmac-secret-env NAME]
+export const VERIFY_USAGE = `Usage: veridex verify <bundle.json> --key <public key | key file> [--key ...] [--hmac-secret-env NAME] [--approvers approvers.json] [--since older.json ...]
 
-Verifies a signed evidence bundle offline. Exit code 0 valid, 1 invalid, 2 usage error.
+Verifies a signed evidence bundle offline and prints who decided every approval.
+Exit code 0 valid, 1 invalid, 2 usage error.
   --key              Ed25519 public key: a PEM file, or 64 hex digits (repeatable)
   --hmac-secret-env  name of an environment variable holding an HMAC secret (repeatable)
+  --approvers        the approver directory you trust (veridex approvers export): every
+                     signed decision's key must belong to the approver it names
+  --since            an older bundle of the same thread, a signed tree head, or a witness
+                     head file (heads.jsonl): the bundle must be an honest extension of it —
+                     nothing it covered rewritten, dropped, inserted or reordered (repeatable)
   --json             print the full verification result as JSON`;
 
 /** `veridex verify`: prints a short human summary and returns the exit code. */
@@ -25,24 +28,25 @@ export function verifyCommand(argv: string[], io: CliIo): number {
     options: {
       key: { type: 'string', multiple: true },
       'hmac-secret-env': { type: 'string', multiple: true },
+      approvers: { type: 'string' },
+      since: { type: 'string', multiple: true },
       json: { type: 'boolean' },
     },
   });
   const [file] = positionals;
   if (!file || positionals.length > 1) throw new UsageError('expected exactly one bundle file');
-  const keys: EvidenceVerifier[] = [];
-  try {
-    for (const key of values.key ?? []) keys.push(new Ed25519Verifier(readPublicKey(key)));
-    for (const name of values['hmac-secret-env'] ?? []) {
-      const secret = process.env[name];
-      if (!secret) throw new UsageError(`environment variable ${name} is not set`);
-      keys.push(new HmacSigner(secret));
+  const keys = verifierKeys(values);
+  let approvers: Approver[] | undefined;
+  if (values.approvers) {
+    try {
+      approvers = parseApprovers(readFileSync(values.approvers, 'utf8'));
+    } catch (error) {
+      const why = VeridexError.is(error)
+        ? error.message
+        : `cannot read ${values.approvers}: ${(error as NodeJS.ErrnoException).code}`;
+      throw new UsageError(why);
     }
-  } catch (error) {
-    if (VeridexError.is(error)) throw new UsageError(error.message);
-    throw error;
   }
-  if (keys.length === 0) throw new UsageError('give at least one --key (or --hmac-secret-env)');
 
   let text: string;
   try {
@@ -58,20 +62,56 @@ export function verifyCommand(argv: string[], io: CliIo): number {
   }
   const result =
     bundle === undefined
-      ? { valid: false, reasons: ['file is not JSON'], signatures: [], body: undefined }
-      : verifyEvidence(bundle, { keys });
+      ? {
+          valid: false,
+          reasons: ['file is not JSON'],
+          signatures: [],
+          body: undefined,
+          decisions: [],
+        }
+      : verifyEvidence(bundle, { keys, ...(approvers ? { approvers } : {}) });
+  const since = (values.since ?? []).flatMap((path) => {
+    const views = readEarlierViews(path, result.body?.threadId);
+    if (views.length === 0) {
+      return [{ label: path, valid: false, reasons: ['the file holds no head of this thread'] }];
+    }
+    return views.map((view) => {
+      const checked = verifyEvidence(bundle, {
+        keys,
+        ...(approvers ? { approvers } : {}),
+        previous: view.value,
+      });
+      // Only what the earlier view adds: the bundle's own problems are reported once, below.
+      const own = new Set(result.reasons);
+      const reasons = checked.reasons.filter((reason) => !own.has(reason));
+      return {
+        label: view.label,
+        valid: reasons.length === 0,
+        reasons,
+        ...(checked.log?.since ? { check: checked.log.since } : {}),
+      };
+    });
+  });
+  const valid = result.valid && since.every((entry) => entry.valid);
   if (values.json) {
     io.out(
       JSON.stringify(
-        { valid: result.valid, reasons: result.reasons, signatures: result.signatures },
+        {
+          valid,
+          reasons: result.reasons,
+          signatures: result.signatures,
+          decisions: result.decisions,
+          ...(result.log ? { log: result.log } : {}),
+          ...(since.length > 0 ? { since } : {}),
+        },
         null,
         2,
       ),
     );
-    return result.valid ? EXIT.ok : EXIT.failed;
+    return valid ? EXIT.ok : EXIT.failed;
   }
   const body = result.body;
-  io.out(result.valid ? `VALID   ${file}` : `INVALID ${file}`);
+  io.out(valid ? `VALID   ${file}` : `INVALID ${file}`);
   for (const signature of result.signatures)
     io.out(`  signer      ${signature.keyid} (${signature.status})`);
   if (body && Array.isArray(body.events)) {
@@ -83,6 +123,48 @@ export function verifyCommand(argv: string[], io: CliIo): number {
     if (last) io.out(`  last        ${last.timestamp}  ${last.type}`);
     if (body.chain) io.out(`  chain head  ${String(body.chain.head)}`);
   }
+  if (result.log) {
+    io.out(`  tree        ${result.log.treeSize} events, root ${result.log.rootHash}`);
+    const previous = result.log.previous;
+    if (previous) {
+      io.out(
+        `  previous    head at ${previous.treeSize} events (${previous.timestamp}): ${previous.consistent ? 'extended consistently' : 'NOT extended consistently'}`,
+      );
+    }
+  }
+  for (const entry of since) {
+    const check = entry.check;
+    const what = check ? `${check.kind} at ${check.treeSize} events (${check.timestamp}): ` : '';
+    io.out(
+      entry.valid
+        ? `  since       ${entry.label}: ${what}consistent (proof of ${check?.proofLength ?? 0} hashes)`
+        : `  since       ${entry.label}: ${what}INCONSISTENT: ${entry.reasons.join('; ')}`,
+    );
+  }
+  for (const check of result.decisions) {
+    const who = check.approverName ? `${check.approver} (${check.approverName})` : check.approver;
+    const how =
+      check.status === 'unverified'
+        ? 'UNVERIFIED: bare name, development mode'
+        : check.status === 'invalid'
+          ? `INVALID: ${check.problem}`
+          : `${check.method === 'webauthn' ? `passkey ${check.keyId} at ${check.origin}` : `signed ${check.keyId}`}${check.keyTrusted ? ', key trusted' : ', key not checked against --approvers'}`;
+    const tool = check.toolName ? `${check.toolName} ` : '';
+    io.out(
+      `  decision    ${check.decision} ${tool}${check.approvalId} by ${who}: ${how}; proposal ${check.proposalHash ?? '?'}`,
+    );
+  }
+  const unverified = result.decisions.filter((check) => check.status === 'unverified').length;
+  if (unverified > 0) {
+    io.out(
+      `  warning     ${unverified} decision(s) were taken in the unverified development mode: nobody proved who made them`,
+    );
+  }
+  if (!approvers && result.decisions.some((check) => check.status === 'valid')) {
+    io.out(
+      '  note        decision keys were checked against the keys in the bundle only; pass --approvers approvers.json to check them against the approvers you trust',
+    );
+  }
   for (const reason of result.reasons) io.out(`  reason      ${reason}`);
-  return result.valid ? EXIT.ok : EXIT.failed;
+  return valid ? EXIT.ok : EXIT.failed;
 }

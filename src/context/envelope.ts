@@ -2,14 +2,33 @@ import { canonicalJson, MIN_HMAC_SECRET_BYTES } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 
 /**
+ * Who an envelope is for: the ledger (by default the thread id) that may commit it and,
+ * optionally, the one graph node that may receive it. An envelope presented anywhere else —
+ * replayed into another thread, another ledger or another node — is refused.
+ */
+export interface EnvelopeAudience {
+  ledger: string;
+  /** The receiving node's name (`config.metadata.langgraph_node`); any node of the ledger when absent. */
+  node?: string;
+}
+
+/** Lifetime of an envelope when `sealEnvelope` is given no `ttlMs`: 15 minutes. */
+export const DEFAULT_ENVELOPE_TTL_MS = 15 * 60_000;
+
+/**
  * A payload handed from one agent (or subgraph) to the next, bound by HMAC-SHA256 to its
- * version, time, token budget and signing key: changing any of them breaks the signature.
+ * version, time, expiry, audience, token budget and signing key: changing any of them breaks
+ * the signature.
  */
 export interface ContextEnvelope<Payload = unknown> {
   /** Monotonic per ledger; lets a receiver roll back to the last valid version. */
   version: number;
   /** ISO 8601 UTC time of sealing. */
   timestamp: string;
+  /** ISO 8601 UTC time after which no receiver accepts it. */
+  expiresAt: string;
+  /** Where it may be received. */
+  audience: EnvelopeAudience;
   /** Most tokens the payload may take (counted as canonical JSON). */
   tokenBudget: number;
   /** Which shared secret signed it (several may be accepted during a rotation). */
@@ -36,12 +55,16 @@ export type EnvelopeRejectionReason =
   | 'missing_keys'
   | 'over_budget'
   | 'expired'
+  | 'wrong_audience'
   | 'version_conflict'
   | 'version_not_monotonic'
   | 'merge_conflict';
 
-/** Domain separator inside the signed bytes, so an envelope MAC is never valid as another MAC. */
-export const ENVELOPE_FORMAT = 'veridex.envelope/v1';
+/**
+ * Domain separator inside the signed bytes, so an envelope MAC is never valid as another MAC.
+ * v2 added the audience and the expiry; a v1 envelope (bound to neither) does not verify.
+ */
+export const ENVELOPE_FORMAT = 'veridex.envelope/v2';
 
 /**
  * The exact bytes an envelope's HMAC covers: the RFC 8785 canonical JSON of every field but
@@ -53,6 +76,8 @@ export function envelopeSigningInput(envelope: Omit<ContextEnvelope, 'signature'
     format: ENVELOPE_FORMAT,
     version: envelope.version,
     timestamp: envelope.timestamp,
+    expiresAt: envelope.expiresAt,
+    audience: audienceFields(envelope.audience),
     tokenBudget: envelope.tokenBudget,
     keyId: envelope.keyId,
     payload: envelope.payload,
@@ -67,11 +92,22 @@ export function envelopeFields<Payload>(
   return {
     version: envelope.version,
     timestamp: envelope.timestamp,
+    expiresAt: envelope.expiresAt,
+    audience: audienceFields(envelope.audience),
     tokenBudget: envelope.tokenBudget,
     keyId: envelope.keyId,
     payload: envelope.payload,
     ...(envelope.parents === undefined ? {} : { parents: [...envelope.parents] }),
     signature: envelope.signature,
+  };
+}
+
+/** An audience's own fields; a string is shorthand for `{ ledger }`. */
+export function audienceFields(audience: EnvelopeAudience | string): EnvelopeAudience {
+  if (typeof audience === 'string') return { ledger: audience };
+  return {
+    ledger: audience.ledger,
+    ...(audience.node === undefined ? {} : { node: audience.node }),
   };
 }
 

@@ -39,7 +39,9 @@ export {
 } from './count-tokens.js';
 export {
   type ContextEnvelope,
+  DEFAULT_ENVELOPE_TTL_MS,
   ENVELOPE_FORMAT,
+  type EnvelopeAudience,
   type EnvelopeKey,
   type EnvelopeRejectionReason,
   envelopeSigningInput,

@@ -94,7 +94,7 @@ export function packMemories(
 }
 
 function lineOf(memory: ContextMemory): string {
-  return `- ${memory.content.replace(/\s*\n\s*/g, ' ').trim()}`;
+  return `- ${memory.content.replace(/(?<!\s)\s*\n\s*/g, ' ').trim()}`;
 }
 
 function costOf(memory: ContextMemory, counter: MessageTokenCounter): number {

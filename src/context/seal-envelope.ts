@@ -1,7 +1,10 @@
 import { canonicalJson, encodeBase64, hmacSha256 } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 import {
+  audienceFields,
   type ContextEnvelope,
+  DEFAULT_ENVELOPE_TTL_MS,
+  type EnvelopeAudience,
   type EnvelopeKey,
   envelopeSigningInput,
   secretBytes,
@@ -16,6 +19,15 @@ export interface SealEnvelopeOptions {
   /** Most tokens the payload may take; checked here and again by the receiver. */
   tokenBudget: number;
   key: EnvelopeKey;
+  /**
+   * Where the envelope may be received: the receiving ledger (by default the thread id — a
+   * string is shorthand for `{ ledger }`), and optionally the one node that may receive it.
+   * A receiver elsewhere refuses it (`wrong_audience`), so it cannot be replayed into
+   * another thread.
+   */
+  audience: EnvelopeAudience | string;
+  /** How long receivers accept it. Default {@link DEFAULT_ENVELOPE_TTL_MS} (15 minutes). */
+  ttlMs?: number;
   /** Versions this envelope derives from (kept by ledger pruning while it is kept). */
   parents?: readonly number[];
   /** Default: the system clock. */
@@ -26,13 +38,14 @@ export interface SealEnvelopeOptions {
 
 /**
  * Wraps `payload` in a signed {@link ContextEnvelope}: HMAC-SHA256 under `key` over the
- * canonical JSON of version, timestamp, token budget, key id, parents and payload.
+ * canonical JSON of version, timestamp, expiry, audience, token budget, key id, parents and
+ * payload.
  *
- * @throws VeridexError `config_invalid` for a bad version or budget; `signer_key_invalid` for a
+ * @throws VeridexError `config_invalid` for a bad version, budget, audience or lifetime; `signer_key_invalid` for a
  * key under 32 bytes; `canonical_json_invalid` for a payload with no JSON form;
  * `context_budget_exceeded` when the payload is over its own token budget.
  * @example
- * const envelope = sealEnvelope({ entities: ['Acme'], summary: '…' }, { version: 1, tokenBudget: 4000, key });
+ * const envelope = sealEnvelope({ entities: ['Acme'], summary: '…' }, { version: 1, tokenBudget: 4000, key, audience: threadId });
  */
 export function sealEnvelope<Payload>(
   payload: Payload,
@@ -51,6 +64,21 @@ export function sealEnvelope<Payload>(
       `tokenBudget must be a positive integer; got ${tokenBudget}.`,
     );
   }
+  const audience = audienceFields(options.audience);
+  if (
+    typeof audience.ledger !== 'string' ||
+    audience.ledger === '' ||
+    (audience.node !== undefined && (typeof audience.node !== 'string' || audience.node === ''))
+  ) {
+    throw new VeridexError(
+      'config_invalid',
+      'An envelope needs an audience: the receiving ledger id (usually the thread id), e.g. { audience: threadId } or { audience: { ledger: threadId, node: "receive" } }.',
+    );
+  }
+  const ttlMs = options.ttlMs ?? DEFAULT_ENVELOPE_TTL_MS;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+    throw new VeridexError('config_invalid', `ttlMs must be a positive integer; got ${ttlMs}.`);
+  }
   const secret = secretBytes(key);
   const tokenizer = options.tokenizer ?? tokenizerFor(encodingFor('gpt-4o').encoding);
   const tokens = tokenizer.count(canonicalJson(payload));
@@ -61,9 +89,12 @@ export function sealEnvelope<Payload>(
       { details: { tokens, tokenBudget, version } },
     );
   }
+  const sealedAt = options.now?.() ?? new Date();
   const unsigned = {
     version,
-    timestamp: (options.now?.() ?? new Date()).toISOString(),
+    timestamp: sealedAt.toISOString(),
+    expiresAt: new Date(sealedAt.getTime() + ttlMs).toISOString(),
+    audience,
     tokenBudget,
     keyId: key.id,
     payload,

@@ -3,7 +3,9 @@ import type { z } from 'zod';
 import { canonicalJson, decodeBase64Strict, hmacSha256 } from '../audit/index.js';
 import type { VeridexError } from '../errors/index.js';
 import {
+  audienceFields,
   type ContextEnvelope,
+  type EnvelopeAudience,
   type EnvelopeKey,
   type EnvelopeRejectionReason,
   envelopeError,
@@ -18,6 +20,13 @@ import { type Tokenizer, tokenizerFor } from './tokenizer.js';
 export interface VerifyEnvelopeOptions<Schema extends z.ZodType = z.ZodType> {
   /** Accepted keys; during a rotation list the old and the new one. */
   keys: readonly EnvelopeKey[];
+  /**
+   * Where the envelope is being received: the ledger (a string is shorthand for `{ ledger }`)
+   * and, optionally, the receiving node. The envelope's audience must name this ledger, and
+   * when it names a node, this node. `'any'` skips the check — only for tools that inspect
+   * envelopes without acting on them; never at a boundary.
+   */
+  audience: EnvelopeAudience | string | 'any';
   /** The payload contract. Use `z.strictObject` to also refuse unexpected fields. */
   schema?: Schema;
   /** Top-level payload keys that must be present (not undefined). */
@@ -43,13 +52,14 @@ const CLOCK_SKEW_MS = 60_000;
 
 /**
  * Checks a received envelope at an agent boundary, in this order: shape, key id, signature
- * (HMAC-SHA256, constant-time compare), age, schema, required keys, token budget. Never
+ * (HMAC-SHA256, constant-time compare), audience, expiry, age, schema, required keys, token
+ * budget. Never
  * throws on bad input: the result says `valid: false` with a reason code and a ready
  * `VeridexError('envelope_invalid')`.
  *
  * @throws VeridexError `signer_key_invalid` only for a configured key under 32 bytes.
  * @example
- * const result = verifyEnvelope(state.envelope, { keys: [key], schema: Findings, maxTokens: 4000 });
+ * const result = verifyEnvelope(state.envelope, { keys: [key], audience: threadId, schema: Findings, maxTokens: 4000 });
  * if (!result.valid) throw result.error;
  */
 export function verifyEnvelope<Schema extends z.ZodType>(
@@ -67,7 +77,7 @@ export function verifyEnvelope(
   if (!isEnvelopeShaped(envelope)) {
     return reject(
       'malformed',
-      'The hand-off value is not a sealed envelope (expected version, timestamp, tokenBudget, keyId, payload and a base64 signature).',
+      'The hand-off value is not a sealed envelope (expected version, timestamp, expiresAt, audience, tokenBudget, keyId, payload and a base64 signature).',
     );
   }
   const details = { version: envelope.version, keyId: envelope.keyId };
@@ -95,8 +105,27 @@ export function verifyEnvelope(
       details,
     );
   }
+  if (options.audience !== 'any') {
+    const expected = audienceFields(options.audience);
+    const { ledger, node } = envelope.audience;
+    if (ledger !== expected.ledger || (node !== undefined && node !== expected.node)) {
+      return reject(
+        'wrong_audience',
+        `Envelope version ${envelope.version} was sealed for ledger "${ledger}"${node === undefined ? '' : ` and node "${node}"`}, not for ledger "${expected.ledger}"${expected.node === undefined ? '' : ` and node "${expected.node}"`}: a hand-off replayed from elsewhere is refused.`,
+        { ...details, audience: envelope.audience },
+      );
+    }
+  }
+  const now = (options.now?.() ?? new Date()).getTime();
+  if (now > Date.parse(envelope.expiresAt)) {
+    return reject(
+      'expired',
+      `Envelope version ${envelope.version} expired at ${envelope.expiresAt}. Seal a fresh one (sealEnvelope ttlMs sets the lifetime).`,
+      details,
+    );
+  }
   if (options.maxAgeMs !== undefined) {
-    const age = (options.now?.() ?? new Date()).getTime() - Date.parse(envelope.timestamp);
+    const age = now - Date.parse(envelope.timestamp);
     if (age > options.maxAgeMs || age < -CLOCK_SKEW_MS) {
       return reject(
         'expired',
@@ -161,12 +190,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function isEnvelopeShaped(value: unknown): value is ContextEnvelope {
   if (!isRecord(value)) return false;
-  const { version, timestamp, tokenBudget, keyId, signature, parents } = value;
+  const { version, timestamp, expiresAt, audience, tokenBudget, keyId, signature, parents } = value;
   return (
     Number.isSafeInteger(version) &&
     (version as number) >= 0 &&
     typeof timestamp === 'string' &&
     !Number.isNaN(Date.parse(timestamp)) &&
+    typeof expiresAt === 'string' &&
+    !Number.isNaN(Date.parse(expiresAt)) &&
+    isRecord(audience) &&
+    typeof audience.ledger === 'string' &&
+    (audience.node === undefined || typeof audience.node === 'string') &&
     Number.isSafeInteger(tokenBudget) &&
     (tokenBudget as number) > 0 &&
     typeof keyId === 'string' &&

@@ -1,46 +1,35 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { dirname, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
 import { VeridexError } from '../errors/index.js';
 import type { Database } from './database.js';
+import { type CreateDatabaseOptions, resolveDatabaseTarget } from './database-options.js';
+import { inUseError, PgliteLock, type PgliteLockHolder } from './pglite-lock.js';
+import { type ExposedPglite, exposePglite } from './pglite-socket.js';
+import { rearmPgliteTimers, unrefPgliteTimers } from './pglite-timers.js';
 import { PoolDatabase } from './pool-database.js';
-
-/** Where PGlite keeps its files when nothing is configured. */
-export const DEFAULT_PGLITE_DIR = './.veridex/db';
-
-/** Options for {@link createDatabase}. The first of `url`, `pool`, `pglite`, `dataDir` given wins. */
-export interface CreateDatabaseOptions {
-  /** A `postgres://` URL; the handle owns a `pg.Pool` for it. `?schema=name` selects the schema. */
-  url?: string;
-  /** A pool you own; `close()` leaves it open. Its connections' `search_path` decides the schema. */
-  pool?: pg.Pool;
-  /** A PGlite instance you own; `close()` leaves it open. Handles over one instance share its single session safely. */
-  pglite?: PGlite;
-  /** PGlite data directory (`memory://` for in-memory). Default `./.veridex/db`. */
-  dataDir?: string;
-  /** PGlite extensions to load, e.g. `{ vector }` from `@electric-sql/pglite-pgvector`. */
-  extensions?: PGliteOptions['extensions'];
-  /** Schema for the library's tables (created by `migrate()`). Default `public`. */
-  schema?: string;
-  /** Connections in a URL pool. Default 10. */
-  maxConnections?: number;
-}
+import { SessionGate } from './session-gate.js';
+import { SharedSessionDatabase } from './shared-session-database.js';
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * Opens the database every persistent part of the library uses: PostgreSQL through `pg`
  * for a URL, or embedded PGlite through PGlite's node-postgres adapter (same SQL on both).
- * With no options it opens PGlite at `./.veridex/db`.
+ * With no location it follows one rule, shared with the `veridex` command: `DATABASE_URL`
+ * when it is set (and not empty), else PGlite at `./.veridex/db`.
  *
- * @throws VeridexError `config_invalid` for a bad schema name; `db_unavailable` when PGlite cannot start.
+ * @throws VeridexError `config_invalid` for unknown or malformed options and bad schema names;
+ * `db_unavailable` when PGlite cannot start.
  * @example
- * const db = await createDatabase({ url: process.env.DATABASE_URL });
+ * const db = await createDatabase(); // DATABASE_URL, else ./.veridex/db
  * await migrate(db);
  */
 export async function createDatabase(options: CreateDatabaseOptions = {}): Promise<Database> {
-  const url = options.url ? new URLOrText(options.url) : undefined;
+  const target = resolveDatabaseTarget(options);
+  const url = target.kind === 'url' ? new URLOrText(target.url) : undefined;
   const schema = options.schema ?? url?.schema ?? 'public';
   if (!SCHEMA_NAME.test(schema)) {
     throw new VeridexError(
@@ -48,9 +37,11 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
       `Schema name "${schema}" is not allowed: use lower-case letters, digits and underscores, starting with a letter or underscore.`,
     );
   }
-  if (url) return openUrl(url.connectionString, schema, options.maxConnections ?? 10);
-  if (options.pool) {
-    const pool = options.pool;
+  if (target.kind === 'url') {
+    return openUrl(url!.connectionString, schema, options.maxConnections ?? 10);
+  }
+  if (target.kind === 'pool') {
+    const pool = target.pool;
     return new PoolDatabase({
       pool,
       schema,
@@ -59,23 +50,88 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
       dispose: async () => undefined,
     });
   }
-  if (options.pglite) return openPglite(options.pglite, schema, false);
-  const dataDir = options.dataDir ?? DEFAULT_PGLITE_DIR;
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  if (target.kind === 'pglite') return openPglite(target.pglite, schema, { owned: false });
+  const dataDir = target.dataDir;
+  if (dataDir.startsWith('memory://')) {
+    if (options.expose !== undefined) {
+      throw new VeridexError('config_invalid', 'expose needs an on-disk dataDir, not memory://.');
+    }
+    return openPglite(await startPglite(dataDir, options), schema, { owned: true });
+  }
+  mkdirSync(dirname(resolve(dataDir)), { recursive: true });
+  const probe = PgliteLock.probe(dataDir);
+  if (probe.state === 'held') {
+    if (probe.holder.socket) return openThroughSocket(dataDir, probe.holder, schema);
+    throw inUseError(dataDir, probe.holder, probe.lockFile);
+  }
+  const { lock } = probe;
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    const instance = await startPglite(dataDir, options);
+    const gate = new SessionGate();
+    let exposed: ExposedPglite | undefined;
+    if (options.expose !== undefined) {
+      try {
+        exposed = await exposePglite(instance, gate, options.expose, dataDir);
+      } catch (error) {
+        await instance.close();
+        throw error;
+      }
+      lock.advertise(exposed.url);
+    }
+    return openPglite(instance, schema, {
+      owned: true,
+      gate,
+      // The socket closes first (its clients' transactions roll back), the lock goes last.
+      beforeClose: async () => exposed?.close(),
+      afterClose: () => lock.release(),
+    });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function startPglite(dataDir: string, options: CreateDatabaseOptions): Promise<PGlite> {
   let instance: PGlite;
   try {
-    instance = await PGlite.create({
+    instance = new PGlite({
       dataDir,
       ...(options.extensions ? { extensions: options.extensions } : {}),
     });
+    // Before start-up runs its first statement, so no timer of it ever holds the process.
+    unrefPgliteTimers(instance);
+    await instance.waitReady;
+    await rearmPgliteTimers(instance);
   } catch (error) {
     throw new VeridexError(
       'db_unavailable',
-      `PGlite could not open ${dataDir}: ${error instanceof Error ? error.message : String(error)}. Check that the directory is writable and not open in another process.`,
+      `PGlite could not open ${dataDir}: ${error instanceof Error ? error.message : String(error)}. Check that the directory is writable.`,
       { cause: error, details: { where: dataDir, kind: 'pglite' } },
     );
   }
-  return openPglite(instance, schema, true);
+  return instance;
+}
+
+/** A handle on another process's PGlite, through the socket its lock file advertises. */
+function openThroughSocket(dataDir: string, holder: PgliteLockHolder, schema: string): Database {
+  const pool = new pg.Pool({ connectionString: holder.socket, max: 1, allowExitOnIdle: true });
+  pool.on('error', () => undefined);
+  const where = `${dataDir} (through the socket of pid ${holder.pid})`;
+  return new SharedSessionDatabase(
+    new PoolDatabase({
+      pool,
+      schema,
+      location: {
+        kind: 'pglite',
+        where,
+        hint: `Check that process ${holder.pid} on ${holder.host}, which holds the database, is still running; retry once it has exited.`,
+      },
+      // Named statements would outlive this client in the holder's one session.
+      namedStatements: false,
+      dispose: () => pool.end(),
+    }),
+  );
 }
 
 /**
@@ -103,9 +159,20 @@ class URLOrText {
 
 function openUrl(url: string, schema: string, max: number): Database {
   let where: string;
+  let hint: string | undefined;
   try {
     const parsed = new URL(url);
     where = `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+    // node-postgres then falls back to $PGUSER / $USER, and with neither the server answers
+    // "no PostgreSQL user name specified in startup packet".
+    if (parsed.username === '' && !parsed.searchParams.has('user')) {
+      const fallback = process.env.PGUSER
+        ? `used PGUSER (${process.env.PGUSER})`
+        : process.env.USER
+          ? `used your login name (${process.env.USER})`
+          : 'sent none (neither PGUSER nor USER is set)';
+      hint = `The URL names no user, so node-postgres ${fallback}: put the user in the URL, e.g. postgres://postgres@${parsed.host || '127.0.0.1:5432'}${parsed.pathname}.`;
+    }
   } catch {
     throw new VeridexError(
       'config_invalid',
@@ -124,7 +191,7 @@ function openUrl(url: string, schema: string, max: number): Database {
   return new PoolDatabase({
     pool,
     schema,
-    location: { kind: 'postgres', where },
+    location: { kind: 'postgres', where, ...(hint ? { hint } : {}) },
     namedStatements: true,
     dispose: () => pool.end(),
   });
@@ -133,18 +200,30 @@ function openUrl(url: string, schema: string, max: number): Database {
 /** One pool per PGlite instance: PGlite has a single session, so all handles must queue on it. */
 interface SharedPglite {
   pool: pg.Pool;
+  gate: SessionGate | undefined;
   currentSchema: string | undefined;
   handles: number;
 }
 
+interface OpenPgliteOptions {
+  /** Close the instance when the last handle closes. */
+  owned: boolean;
+  /** Shared with the socket clients when the instance is exposed. */
+  gate?: SessionGate;
+  beforeClose?: () => Promise<void>;
+  afterClose?: () => void;
+}
+
 const sharedPools = new WeakMap<PGlite, SharedPglite>();
 
-function openPglite(instance: PGlite, schema: string, owned: boolean): Database {
+function openPglite(instance: PGlite, schema: string, options: OpenPgliteOptions): Database {
   let shared = sharedPools.get(instance);
   if (!shared) {
-    const pool = new pg.Pool({ ...createPgConfig(instance), max: 1 });
+    // allowExitOnIdle: an idle in-process client holds no socket, only a timer that would
+    // keep a finished script alive for idleTimeoutMillis.
+    const pool = new pg.Pool({ ...createPgConfig(instance), max: 1, allowExitOnIdle: true });
     pool.on('error', () => undefined);
-    shared = { pool, currentSchema: undefined, handles: 0 };
+    shared = { pool, gate: options.gate, currentSchema: undefined, handles: 0 };
     sharedPools.set(instance, shared);
   }
   const state = shared;
@@ -155,8 +234,11 @@ function openPglite(instance: PGlite, schema: string, owned: boolean): Database 
     schema,
     location: { kind: 'pglite', where },
     namedStatements: false,
-    // The pool has one client, so tracking the session's search_path here is exact.
+    ...(state.gate ? { session: state.gate } : {}),
+    // The pool has one client, so tracking the session's search_path here is exact — unless a
+    // socket client used the session in between.
     prepare: async (client) => {
+      if (state.gate?.takeForeignUse()) state.currentSchema = undefined;
       if (state.currentSchema === schema) return;
       await client.query(`SET search_path TO "${schema}", public`);
       state.currentSchema = schema;
@@ -166,7 +248,10 @@ function openPglite(instance: PGlite, schema: string, owned: boolean): Database 
       if (state.handles > 0) return;
       sharedPools.delete(instance);
       await state.pool.end();
-      if (owned) await instance.close();
+      if (!options.owned) return;
+      await options.beforeClose?.();
+      await instance.close();
+      options.afterClose?.();
     },
   });
 }

@@ -11,8 +11,10 @@ const NETWORK_ERROR_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
-// SQLSTATE 57P01-57P03: the server is shutting down or terminated this backend.
-const SERVER_GONE_STATES = new Set(['57P01', '57P02', '57P03']);
+// SQLSTATEs that mean no session could be had, rather than a statement failing: the server is
+// shutting down or ended this backend (57P01-57P03), the database does not exist (3D000), the
+// role is unknown or was refused (28000, 28P01), or the server is full (53300).
+const SERVER_GONE_STATES = new Set(['57P01', '57P02', '57P03', '3D000', '28000', '28P01', '53300']);
 
 const CONNECTION_MESSAGES =
   /Connection terminated|terminating connection|connection error|Client was closed|timeout exceeded when trying to connect|Cannot use a pool after calling end/i;
@@ -21,6 +23,8 @@ const CONNECTION_MESSAGES =
 export interface DatabaseLocation {
   kind: 'postgres' | 'pglite';
   where: string;
+  /** Said after a connection failure, e.g. that the URL names no user. */
+  hint?: string;
 }
 
 /** True when `error` means the connection (not the statement) failed. */
@@ -46,9 +50,10 @@ export function toDatabaseError(error: unknown, location: DatabaseLocation): Ver
   const message = error instanceof Error ? error.message : String(error);
   if (isConnectionError(error)) {
     const hint =
-      location.kind === 'postgres'
+      location.hint ??
+      (location.kind === 'postgres'
         ? 'Check that PostgreSQL is running and reachable, and that DATABASE_URL (host, port, user, database) is right.'
-        : 'Check that the PGlite data directory exists, is writable and is not open in another process.';
+        : 'Check that the PGlite data directory exists, is writable and is not open in another process.');
     return new VeridexError(
       'db_unavailable',
       `Database at ${location.where} is unavailable (${message}). ${hint}`,

@@ -1,8 +1,11 @@
+export { createDatabase } from './create-database.js';
+export type { Database, Queryable, QueryOptions, TransactionOptions } from './database.js';
 export {
   type CreateDatabaseOptions,
-  createDatabase,
+  type DatabaseTarget,
   DEFAULT_PGLITE_DIR,
-} from './create-database.js';
-export type { Database, Queryable, QueryOptions, TransactionOptions } from './database.js';
+  resolveDatabaseTarget,
+} from './database-options.js';
 export { isConnectionError, isUniqueViolation, toDatabaseError } from './db-errors.js';
 export { listMigrations, type MigrateResult, type Migration, migrate } from './migrate.js';
+export type { ExposeOption } from './pglite-socket.js';

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { VeridexError } from '../errors/index.js';
 import type { Database, Queryable, QueryOptions, TransactionOptions } from './database.js';
 import { type DatabaseLocation, toDatabaseError } from './db-errors.js';
+import type { SessionGate } from './session-gate.js';
 
 /** How a {@link PoolDatabase} obtains and prepares connections. */
 export interface PoolDatabaseConfig {
@@ -16,6 +17,8 @@ export interface PoolDatabaseConfig {
    * come and go, and a pool you provide may sit behind a proxy that cannot keep them.
    */
   namedStatements: boolean;
+  /** Taken for every checkout when PGlite's one session is shared with socket clients. */
+  session?: SessionGate;
   /** Runs once from {@link PoolDatabase.close}. */
   dispose: () => Promise<void>;
 }
@@ -99,23 +102,53 @@ export class PoolDatabase implements Database {
   }
 
   async #withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const location = this.#config.location;
-    let client: pg.PoolClient;
+    const session = this.#config.session;
+    if (!session) return this.#checkout(fn);
+    // A fresh owner per checkout: two checkouts of this process take turns like any others.
+    const owner = {};
+    await session.acquire(owner);
     try {
-      client = await this.#config.pool.connect();
-    } catch (error) {
-      throw toDatabaseError(error, location);
+      return await this.#checkout(fn);
+    } finally {
+      session.release(owner);
     }
+  }
+
+  async #checkout<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const location = this.#config.location;
     let broken: Error | undefined;
+    // node-postgres emits 'error' on a client whose connection dies while no statement runs on
+    // it — a transaction between two statements when the server restarts or the backend is
+    // terminated — and the pool listens only to idle clients: without a listener of ours the
+    // process would crash. The client is then no longer queryable, so the next statement fails
+    // (db_unavailable) and the client is destroyed on release.
+    const onError = (error: unknown) => {
+      broken ??= toDatabaseError(error, location);
+    };
+    // Attached in the pool's callback, not after `await pool.connect()`: the pool hands a
+    // client over while it is still parsing that connection's input (the previous user's
+    // ReadyForQuery), and the server's termination notice may be the next message in the same
+    // chunk — it would be emitted before an awaiting caller got to attach anything.
+    const client = await new Promise<pg.PoolClient>((resolve, reject) => {
+      this.#config.pool.connect((error, connected) => {
+        if (error || !connected) {
+          reject(toDatabaseError(error ?? new Error('no client'), location));
+          return;
+        }
+        connected.on('error', onError);
+        resolve(connected);
+      });
+    });
     try {
       await this.#config.prepare?.(client).catch((error: unknown) => {
         throw toDatabaseError(error, location);
       });
       return await fn(client);
     } catch (error) {
-      if (VeridexError.is(error, 'db_unavailable')) broken = error;
+      if (VeridexError.is(error, 'db_unavailable')) broken ??= error;
       throw error;
     } finally {
+      client.removeListener('error', onError);
       // Passing the error destroys the client instead of returning a dead socket to the pool.
       client.release(broken);
     }

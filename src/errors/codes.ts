@@ -11,12 +11,16 @@ export const ERROR_CODES = [
   'db_unavailable',
   'db_query_failed',
   'migration_mismatch',
+  'db_in_use',
   // checkpoints
   'checkpoint_invalid',
+  'thread_not_found',
+  'thread_not_suspended',
   // audit and evidence
   'audit_chain_broken',
   'evidence_invalid',
   'signer_key_invalid',
+  'audit_log_inconsistent',
   // tools
   'tool_definition_invalid',
   'tool_not_found',
@@ -29,9 +33,12 @@ export const ERROR_CODES = [
   'secret_access_denied',
   'idempotency_conflict',
   'idempotency_in_doubt',
+  'secret_too_weak',
+  'idempotency_busy',
   // sandbox
   'sandbox_violation',
   'sandbox_limit_exceeded',
+  'sandbox_unavailable',
   // policy and approvals
   'policy_denied',
   'policy_error',
@@ -45,6 +52,16 @@ export const ERROR_CODES = [
   'proposer_cannot_approve',
   'proposal_mutation_detected',
   'resume_payload_invalid',
+  'approval_required',
+  'identity_invalid',
+  'identity_ambiguous',
+  'approver_unknown',
+  'decision_unsigned',
+  'decision_signature_invalid',
+  'decision_key_unknown',
+  'decision_mismatch',
+  'decision_nonce_reused',
+  'decision_stale',
   // treasury
   'ceiling_exceeded',
   'sanctions_hit',
@@ -59,6 +76,18 @@ export const ERROR_CODES = [
   'memory_write_denied',
   // adapters
   'import_invalid',
+  'import_conflict',
+  'run_not_found',
+  // approvals inbox (HTTP service, sessions, passkeys, webhooks)
+  'auth_required',
+  'login_invalid',
+  'csrf_rejected',
+  'host_not_allowed',
+  'challenge_invalid',
+  'passkey_invalid',
+  'invitation_invalid',
+  'admin_required',
+  'session_mismatch',
 ] as const;
 
 /** A stable, machine-readable error code. */

@@ -1,10 +1,13 @@
 export { detectConflict, higherConfidenceWins } from './conflicts.js';
+export { credentialKindsIn } from './credential-views.js';
 export { Decay, type DecayOptions } from './decay.js';
+export { type DerivedProvenance, deriveProvenance, leastTrusted } from './derive-provenance.js';
 export { GovernedMemoryStore, type GovernedMemoryStoreOptions } from './governed-memory-store.js';
 export { heuristicExtractor } from './heuristic-extractor.js';
 export { type LlmExtractorOptions, llmExtractor } from './llm-extractor.js';
 export { LocalEmbeddings, type LocalEmbeddingsOptions } from './local-embeddings.js';
 export type { ExtractionInput, MemoryExtraction, MemoryExtractor } from './memory-extractor.js';
+export { DEFAULT_MEMORY_GUARDS, type MemoryGuards } from './memory-guards.js';
 export {
   MemoryManager,
   type MemoryManagerOptions,

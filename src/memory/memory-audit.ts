@@ -11,9 +11,11 @@ import type { MemoryRecord } from './types.js';
 export class MemoryAudit {
   readonly #audit: AuditLog | undefined;
   readonly #events: AppendEventInput[] = [];
+  readonly #weakened: readonly string[];
 
-  constructor(audit: AuditLog | undefined) {
+  constructor(audit: AuditLog | undefined, weakenedGuards: readonly string[] = []) {
     this.#audit = audit;
+    this.#weakened = weakenedGuards;
   }
 
   /** `memory_written` for a stored (or duplicate) write. */
@@ -42,6 +44,7 @@ export class MemoryAudit {
         source: record.provenance.source,
         trust: record.provenance.trust,
         ...(decision ? { ruleId: decision.ruleId } : {}),
+        ...(this.#weakened.length > 0 ? { weakenedGuards: [...this.#weakened] } : {}),
       },
     );
   }

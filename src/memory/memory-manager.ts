@@ -6,8 +6,15 @@ import { VeridexError } from '../errors/index.js';
 import type { ProposalEvaluator } from '../policy/index.js';
 import { detectConflict, higherConfidenceWins } from './conflicts.js';
 import { Decay, type DecayOptions } from './decay.js';
+import { deriveProvenance, leastTrusted } from './derive-provenance.js';
 import { followLinks } from './follow-links.js';
 import { LocalEmbeddings } from './local-embeddings.js';
+import {
+  DEFAULT_MEMORY_GUARDS,
+  guardedPolicy,
+  type MemoryGuards,
+  weakenedGuards,
+} from './memory-guards.js';
 import { type HybridSearchOptions, hybridSearch } from './recall.js';
 import {
   currentProcedures,
@@ -32,7 +39,7 @@ import type {
 } from './types.js';
 import { type InvertedFileOptions, VectorIndex } from './vector-index.js';
 import { setupVectors, type VectorPreference, type VectorSetup } from './vector-setup.js';
-import { assertNamespace, buildWriteDraft } from './write-draft.js';
+import { assertNamespace, buildWriteDraft, TRUST_BY_SOURCE } from './write-draft.js';
 
 /** Options for {@link MemoryManager}. */
 export interface MemoryManagerOptions {
@@ -40,8 +47,18 @@ export interface MemoryManagerOptions {
   db?: Database;
   /** Any `@langchain/core` embeddings. Default: the offline, lexical-grade {@link LocalEmbeddings}. */
   embeddings?: EmbeddingsInterface;
-  /** Decides every write before it is stored (a `PolicyEngine`, usually with `memoryRules`). */
+  /**
+   * Decides every write before it is stored (a `PolicyEngine`, usually with `memoryRules`).
+   * The {@link MemoryManagerOptions.guards} run first, whatever it holds.
+   */
   policy: ProposalEvaluator;
+  /**
+   * Built-in protections applied before `policy`: credential-shaped text is denied and
+   * tool-sourced writes are escalated to a human. Default {@link DEFAULT_MEMORY_GUARDS}.
+   * Switching one off (`{ secrets: 'allow' }`, `{ toolSourcedWrites: 'allow' }`) is the
+   * explicit opt-out; every write it lets through says so in its `memory_written` event.
+   */
+  guards?: Partial<MemoryGuards>;
   /** Receives `memory_written`, `memory_invalidated` and `security_event` events. */
   audit?: AuditLog;
   /**
@@ -106,6 +123,9 @@ export class MemoryManager {
   readonly decay: Decay;
   readonly #options: MemoryManagerOptions;
   readonly #now: () => Date;
+  /** The guards in force (defaults filled in). */
+  readonly guards: Readonly<MemoryGuards>;
+  readonly #policy: ProposalEvaluator;
   #ready: Promise<Ready> | undefined;
   #ownsDatabase = false;
 
@@ -122,6 +142,8 @@ export class MemoryManager {
     assertNamespace(this.namespace);
     this.decay = new Decay(options.decay);
     this.#now = options.now ?? (() => new Date());
+    this.guards = Object.freeze({ ...DEFAULT_MEMORY_GUARDS, ...options.guards });
+    this.#policy = guardedPolicy(options.policy, this.guards);
   }
 
   /**
@@ -182,7 +204,7 @@ export class MemoryManager {
     const now = this.#now();
     const drafts = inputs.map((input) =>
       buildWriteDraft(
-        input,
+        withDerivedSource(input, context),
         context,
         {
           namespace: this.namespace,
@@ -197,7 +219,8 @@ export class MemoryManager {
       db,
       index,
       embeddings: this.embeddings,
-      policy: this.#options.policy,
+      policy: this.#policy,
+      weakenedGuards: weakenedGuards(this.guards),
       audit: this.#options.audit,
       approvals: this.#options.approvals,
       plan: {
@@ -377,6 +400,27 @@ export class MemoryManager {
     });
     return this.#ready;
   }
+}
+
+const TRUST_RANK = { high: 2, medium: 1, low: 0 } as const;
+
+/**
+ * The input with its source derived from the conversation, when the context carries one:
+ * the declared source may lower it, never raise it, and so may the declared trust.
+ */
+function withDerivedSource(input: MemoryWriteInput, context: MemoryWriteContext): MemoryWriteInput {
+  if (!context.conversation) return input;
+  const texts = [input.content, input.object].filter(
+    (text): text is string => typeof text === 'string',
+  );
+  const derived = deriveProvenance(texts, context.conversation);
+  const source = leastTrusted(input.source ?? 'model', derived.source);
+  const sourceTrust = TRUST_BY_SOURCE[source];
+  const trust =
+    input.trust !== undefined && TRUST_RANK[input.trust] < TRUST_RANK[sourceTrust]
+      ? input.trust
+      : sourceTrust;
+  return { ...input, source, trust };
 }
 
 async function embeddingDimensions(embeddings: EmbeddingsInterface): Promise<number> {

@@ -1,7 +1,7 @@
-import { redactCredentials } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import { type MemoryWriteProposal, type PolicyRule, policyRule } from '../policy/index.js';
+import { credentialKindsIn } from './credential-views.js';
 import { LOCK_QUOTA, QUOTA_COUNT, QUOTA_HAS, QUOTA_RESERVE } from './sql.js';
 
 /** Priority of the content rules: they run together, and the most restrictive verdict wins. */
@@ -25,7 +25,13 @@ const memoryWrite = (proposal: unknown) => proposal as MemoryWriteProposal;
  * ] });
  */
 export const memoryRules = {
-  /** Denies content shaped like a credential (API keys, tokens, private keys, passwords). */
+  /**
+   * Denies writes that carry something shaped like a credential (API keys, tokens, webhooks,
+   * connection strings, private keys, passwords) in any field — content, subject, object, key,
+   * tags, value — also split across fields or tags, broken by invisible characters or spaced
+   * out (see {@link credentialKindsIn}; the detector is the audit log's redactor).
+   * `MemoryManager` applies it by default.
+   */
   denySecrets(): PolicyRule {
     return policyRule({
       id: 'memory.deny_secrets',
@@ -33,7 +39,10 @@ export const memoryRules = {
       priority: CONTENT_PRIORITY,
       appliesTo: ['memory_write'],
       evaluate: ({ proposal }) => {
-        const { kinds } = redactCredentials(memoryWrite(proposal).content);
+        const write = memoryWrite(proposal);
+        const kinds = credentialKindsIn(
+          write.texts ?? [write.content, ...(write.key ? [write.key] : []), ...write.tags],
+        );
         if (kinds.length === 0) return undefined;
         return {
           verdict: 'deny',

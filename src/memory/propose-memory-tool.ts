@@ -1,3 +1,5 @@
+import { type BaseMessage, isBaseMessage } from '@langchain/core/messages';
+import { getCurrentTaskInput } from '@langchain/langgraph';
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
@@ -27,12 +29,32 @@ const Output = z.object({
 });
 
 /**
+ * The messages of the graph state the current node runs on (the governed tool node's input),
+ * or undefined outside a graph node.
+ */
+function currentConversation(): BaseMessage[] | undefined {
+  try {
+    const state = getCurrentTaskInput<unknown>();
+    const messages = Array.isArray(state)
+      ? state
+      : (state as { messages?: unknown } | undefined)?.messages;
+    return Array.isArray(messages) && messages.every((message) => isBaseMessage(message))
+      ? messages
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * `propose_memory` as a governed tool (safety class `write`): the model proposes something to
  * remember; the write becomes a `memory_write` proposal the manager's policy decides before
  * anything is stored. A denial fails the call with `memory_write_denied` (the model reads the
  * rule and reason); an escalation stores nothing and says so. The write id is derived from the
- * thread and tool call id, so a re-executed call never writes twice. The source the model
- * claims is recorded but never trusted above `medium`.
+ * thread and content, so a re-executed call never writes twice. The source the model claims
+ * is not trusted: inside a graph it is derived from the conversation (`deriveProvenance`):
+ * text from tool output is `tool`-sourced (escalated by the manager's default guard), and
+ * `user` needs the user's own words; trust is never above `medium`.
  *
  * @example
  * const tools = governedToolNode({ tools: [proposeMemoryTool(memory)], policy, audit });
@@ -71,18 +93,33 @@ export function proposeMemoryTool(manager: MemoryManager, options: ProposeMemory
     async execute({ input, context }) {
       const namespace =
         typeof options.namespace === 'function' ? options.namespace(context) : options.namespace;
+      // The source is derived from the conversation the call came from (graph state), never
+      // taken from the model: `source: 'user'` for injected tool text is recorded as `tool`.
+      // Where no conversation is visible (runTool, MCP) a claimed `user` counts as `model`.
+      const conversation = currentConversation();
+      const declared =
+        input.source === 'tool'
+          ? 'tool'
+          : input.source === 'user' && conversation
+            ? 'user'
+            : 'model';
       const outcome = await manager.propose(
         {
           ...input,
           tier: input.tier ?? 'semantic',
-          source: input.source ?? 'model',
-          trust: input.source === 'tool' ? 'low' : 'medium',
+          source: declared,
+          trust: declared === 'tool' ? 'low' : 'medium',
           ...(namespace ? { namespace } : {}),
           // Not keyed by the tool call: proposing the same memory again in this thread (say,
           // after a human approved an escalated proposal) is the same write, stored once.
           writeId: `mt_${sha256Hex(canonicalJson([context.threadId, input.tier ?? 'semantic', input.content])).slice(0, 32)}`,
         },
-        { threadId: context.threadId, runId: context.runId, proposer: 'agent' },
+        {
+          threadId: context.threadId,
+          runId: context.runId,
+          proposer: 'agent',
+          ...(conversation ? { conversation } : {}),
+        },
       );
       if (outcome.status === 'denied') {
         throw new VeridexError(

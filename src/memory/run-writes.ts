@@ -18,6 +18,8 @@ export interface WriteDependencies {
   index: VectorIndex;
   embeddings: EmbeddingsInterface;
   policy: ProposalEvaluator;
+  /** Guards switched off by configuration, named on every write (empty when none). */
+  weakenedGuards?: readonly string[];
   audit: AuditLog | undefined;
   approvals?: ApprovalManager | undefined;
   plan: PlanOptions;
@@ -40,7 +42,7 @@ export async function runWrites(
   drafts: readonly WriteDraft[],
   dependencies: WriteDependencies,
 ): Promise<MemoryWriteOutcome[]> {
-  const audit = new MemoryAudit(dependencies.audit);
+  const audit = new MemoryAudit(dependencies.audit, dependencies.weakenedGuards ?? []);
   const outcomes = new Array<MemoryWriteOutcome | undefined>(drafts.length);
   const replayed = await replays(dependencies.db, drafts);
   const accepted: Accepted[] = [];

@@ -1,5 +1,6 @@
 // All SQL of the memory module. Tables are created by src/db/migrations/0006_memory.sql; the
 // optional pgvector column by VECTOR_SETUP below (a conditional step, see vector-setup.ts).
+import { VeridexError } from '../errors/index.js';
 
 /** Collects positional parameters while a statement is assembled. */
 export class SqlParams {
@@ -180,29 +181,59 @@ export function recordFilterSql(filter: RecordFilter, params: SqlParams): string
   return conditions.length > 0 ? conditions.join(' AND ') : 'TRUE';
 }
 
-const COMPARISONS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
+const COMPARISONS: ReadonlyMap<string, string> = new Map([
+  ['$gt', '>'],
+  ['$gte', '>='],
+  ['$lt', '<'],
+  ['$lte', '<='],
+]);
+
+function invalidFilter(key: string, problem: string): VeridexError {
+  return new VeridexError(
+    'input_invalid',
+    `Memory filter on ${JSON.stringify(key.slice(0, 80))} ${problem}.`,
+    { details: { field: key.slice(0, 80) } },
+  );
+}
 
 function valueCondition(key: string, condition: unknown, params: SqlParams): string {
   const field = `value -> ${params.add(key)}`;
   const json = (value: unknown) => `${params.add(JSON.stringify(value ?? null))}::jsonb`;
-  const isOperators =
-    typeof condition === 'object' &&
-    condition !== null &&
-    !Array.isArray(condition) &&
-    Object.keys(condition).length > 0 &&
-    Object.keys(condition).every((operator) => operator.startsWith('$'));
-  if (!isOperators) return `${field} = ${json(condition)}`;
+  const keys =
+    typeof condition === 'object' && condition !== null && !Array.isArray(condition)
+      ? Object.keys(condition)
+      : [];
+  const operators = keys.filter((key) => key.startsWith('$'));
+  if (operators.length === 0) return `${field} = ${json(condition)}`;
+  // A filter is caller input: anything but a known operator with a fitting operand is the
+  // caller's mistake (input_invalid), never a query that fails or silently matches nothing.
+  if (operators.length !== keys.length) {
+    throw invalidFilter(
+      key,
+      'mixes operators with plain fields; use { $eq: {...} } to match an object',
+    );
+  }
   const parts = Object.entries(condition as Record<string, unknown>).map(([operator, operand]) => {
+    if (operand === undefined) throw invalidFilter(key, `has no operand for ${operator}`);
     if (operator === '$eq') return `${field} = ${json(operand)}`;
     if (operator === '$ne') return `${field} IS DISTINCT FROM ${json(operand)}`;
     if (operator === '$in' || operator === '$nin') {
-      const list = Array.isArray(operand) ? operand.map((item) => JSON.stringify(item)) : [];
+      if (!Array.isArray(operand)) throw invalidFilter(key, `needs an array for ${operator}`);
+      const list = operand.map((item) => JSON.stringify(item ?? null));
       const match = `coalesce(${field} = ANY(${params.add(list)}::jsonb[]), false)`;
       return operator === '$in' ? match : `NOT ${match}`;
     }
-    const comparison = COMPARISONS[operator];
-    if (!comparison) return 'FALSE'; // an unknown operator matches nothing, as InMemoryStore does
-    return `(jsonb_typeof(${field}) = 'number' AND (${field})::text::numeric ${comparison} ${params.add(Number(operand))})`;
+    const comparison = COMPARISONS.get(operator);
+    if (!comparison) {
+      throw invalidFilter(
+        key,
+        `uses the unknown operator ${JSON.stringify(operator.slice(0, 40))}; supported: $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte`,
+      );
+    }
+    if (typeof operand !== 'number' || !Number.isFinite(operand)) {
+      throw invalidFilter(key, `needs a finite number for ${operator}`);
+    }
+    return `(jsonb_typeof(${field}) = 'number' AND (${field})::text::numeric ${comparison} ${params.add(operand)})`;
   });
   return `(${parts.join(' AND ')})`;
 }

@@ -1,3 +1,4 @@
+import type { BaseMessage } from '@langchain/core/messages';
 import type { MemorySource, MemoryWriteProposal, PolicyDecision } from '../policy/types.js';
 
 /** The tiers stored in the database. Working memory lives in graph state (see `WorkingMemory`). */
@@ -116,6 +117,13 @@ export interface MemoryWriteContext {
   turn?: number;
   /** The agent proposing the write (policy `proposer`). Default `agent`. */
   proposer?: string;
+  /**
+   * The conversation the write was made in, as the runtime holds it (graph state, not what
+   * the model says). When given, each write's source is derived from it (`deriveProvenance`:
+   * is the text the user's, a tool's, or the model's in a turn that saw tool output?) and
+   * the declared `source` can only lower that. `propose_memory` and `evolve` always pass it.
+   */
+  conversation?: readonly BaseMessage[];
 }
 
 /** The result of a write proposal. Denied and escalated proposals store nothing. */

@@ -5,6 +5,7 @@ import {
   type MemorySource,
   type MemoryWriteProposal,
 } from '../policy/index.js';
+import { stringsOf } from './credential-views.js';
 import type {
   MemoryRecord,
   MemoryWriteContext,
@@ -32,7 +33,8 @@ export interface DraftDefaults {
   now: Date;
 }
 
-const TRUST_BY_SOURCE: Record<MemorySource, TrustLevel> = {
+/** How far each source is trusted when a write names no trust level. */
+export const TRUST_BY_SOURCE: Readonly<Record<MemorySource, TrustLevel>> = {
   system: 'high',
   user: 'high',
   model: 'medium',
@@ -155,6 +157,15 @@ export function buildWriteDraft(
     confidence,
     source,
     tags: record.tags,
+    ...(derivedKey === undefined ? {} : { key: derivedKey }),
+    texts: [
+      content,
+      ...[input.subject, input.predicate, input.object, input.key].filter(
+        (part): part is string => typeof part === 'string' && part.length > 0,
+      ),
+      ...record.tags,
+      ...(input.value ? stringsOf(input.value) : []),
+    ],
   });
   return {
     record,

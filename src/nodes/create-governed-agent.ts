@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { type AIMessage, HumanMessage, isAIMessage } from '@langchain/core/messages';
 import { type BaseCheckpointSaver, END, START, StateGraph } from '@langchain/langgraph';
-import { ApprovalManager } from '../approvals/index.js';
+import {
+  ApprovalManager,
+  type ApprovalManagerOptions,
+  type DecisionRefusal,
+} from '../approvals/index.js';
 import {
   AuditLog,
   deriveEventId,
@@ -10,12 +14,13 @@ import {
   type EvidenceSigner,
   loadOrCreateSigner,
   PostgresAuditStore,
-  sealEvidence,
+  sealAuditThread,
 } from '../audit/index.js';
 import { PostgresCheckpointer } from '../checkpointer/index.js';
 import { ContextCompiler, type ContextTool } from '../context/index.js';
 import { createDatabase, type Database, migrate } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
+import type { PendingApproval, ResumeDecision } from '../governance/approval-interrupt.js';
 import { PolicyEngine, type PolicyRule, rules } from '../policy/index.js';
 import { InProcessSandbox, type Sandbox } from '../sandbox/index.js';
 import {
@@ -25,7 +30,6 @@ import {
   type SecretsProvider,
 } from '../tools/index.js';
 import { agentModelNode } from './agent-model-node.js';
-import type { PendingApproval, ResumeDecision } from './approval-interrupt.js';
 import { contextNode } from './context-node.js';
 import { evidenceNode, type SealedEvidence, sealThreadEvidence } from './evidence-node.js';
 import { GovernanceAnnotation, type GovernanceState } from './governance-annotation.js';
@@ -55,8 +59,18 @@ export interface GovernedAgentOptions {
   checkpointer?: BaseCheckpointSaver;
   /** Default: an `AuditLog` in the database. */
   audit?: AuditLog;
-  /** Default: an `ApprovalManager` over the database (so `veridex approvals` sees the requests). */
+  /**
+   * Default: an `ApprovalManager` over the database (so `veridex approvals` sees the requests),
+   * with the approver directory stored there, signed decisions, and `operators`.
+   */
   approvals?: ApprovalManager;
+  /** People who operate the agent: they never approve its proposals (used by the default `approvals`). */
+  operators?: readonly string[];
+  /**
+   * Decision authentication of the default `approvals`: `signed` (default) or the explicit
+   * `unverified` development mode. Ignored when you pass `approvals`.
+   */
+  identity?: ApprovalManagerOptions['identity'];
   /** Default: the Ed25519 key in `./.veridex/keys`, generated on first use. */
   evidenceSigner?: EvidenceSigner;
   /** Where completed runs' bundles are written. Default `./.veridex/evidence`; `false` to skip. */
@@ -80,8 +94,10 @@ export interface RunResult {
   runId: string;
   /** The last AI message's text. */
   output: string;
-  /** Approvals the run waits for (status `suspended`). */
+  /** Approvals the run waits for (status `suspended`), with the decisions counted so far. */
   pendingApprovals: PendingApproval[];
+  /** Decisions of the last resume that did not count, and why (status `suspended`). */
+  refusals: DecisionRefusal[];
   /** The signed evidence of a completed run. */
   evidenceBundle?: EvidenceBundle;
   /** Where that bundle was written. */
@@ -120,7 +136,8 @@ export interface GovernedAgent {
  * @example
  * const agent = await createGovernedAgent({ name: 'payout-bot', model, instructions, tools: kit.tools, plugins: [kit] });
  * const first = await agent.run('Pay $50,000 to Acme');      // status 'suspended'
- * await agent.approvals.decide(first.pendingApprovals[0].approvalId, { decision: 'approve', approver: 'alice' });
+ * const [request] = first.pendingApprovals;
+ * await agent.resume(first.threadId, signDecision({ request, decision: 'approve', approver: 'alice' }, aliceKey));
  * const done = await agent.resume(first.threadId);            // 'suspended' (1 of 2) or 'completed'
  */
 export async function createGovernedAgent(options: GovernedAgentOptions): Promise<GovernedAgent> {
@@ -130,7 +147,14 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
   const database = options.database ?? (await createDatabase());
   await migrate(database);
   const audit = options.audit ?? new AuditLog({ store: new PostgresAuditStore(database) });
-  const approvals = options.approvals ?? new ApprovalManager({ db: database, audit });
+  const approvals =
+    options.approvals ??
+    new ApprovalManager({
+      db: database,
+      audit,
+      ...(options.operators ? { operators: options.operators } : {}),
+      ...(options.identity ? { identity: options.identity } : {}),
+    });
   const signer = options.evidenceSigner ?? loadOrCreateSigner().signer;
   const agentId = options.agentId ?? options.name;
   const plugins = options.plugins ?? [];
@@ -277,6 +301,7 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
         runId,
         output: lastOutput(state),
         pendingApprovals: [],
+        refusals: [],
         tokensUsed: tokensUsedThisRun(state.messages ?? []),
         error: { code, message },
       };
@@ -300,6 +325,10 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
         ...base,
         status: 'suspended',
         pendingApprovals: pending.flatMap((item) => item.value.approvals),
+        refusals: pending.flatMap((item) => [
+          ...(item.value.refusals ?? []),
+          ...item.value.approvals.flatMap((approval) => approval.refusals ?? []),
+        ]),
       };
     }
     const sealed =
@@ -313,6 +342,7 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
           ? 'budget_exhausted'
           : 'completed',
       pendingApprovals: [],
+      refusals: [],
       evidenceBundle: sealed.bundle,
       ...(sealed.path ? { evidencePath: sealed.path } : {}),
     };
@@ -343,10 +373,9 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
       return execute(threadId, runId, (config) => resumeThread(graph, threadId, decisions, config));
     },
     async getEvidence(threadId) {
-      return sealEvidence(
-        { threadId, events: await audit.events(threadId), subject: evidence.subject },
-        [signer],
-      );
+      // Recorded and linked like the evidence node's bundles, so both verify as one history.
+      return (await sealAuditThread(audit, { threadId, subject: evidence.subject }, [signer]))
+        .bundle;
     },
     async close() {
       if (ownsDatabase) await database.close();

@@ -6,16 +6,18 @@ import {
   deriveEventId,
   type EvidenceBundle,
   type EvidenceSigner,
-  sealEvidence,
+  type SignedTreeHead,
+  sealAuditThread,
 } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
+import { evidenceFileName } from './evidence-file-name.js';
 
 /** Options for {@link evidenceNode} and {@link sealThreadEvidence}. */
 export interface EvidenceNodeOptions {
   audit: AuditLog;
   /** Who signs (the agent's key, plus counter-signers). */
   signers: readonly EvidenceSigner[];
-  /** Write each bundle to `<dir>/<threadId>.json` (created if missing). */
+  /** Write each bundle to `<dir>/<evidenceFileName(threadId)>` (created if missing). */
   outDir?: string;
   /** Signed alongside the events, e.g. `{ appId, agentId }`. */
   subject?: Record<string, unknown>;
@@ -28,14 +30,19 @@ export interface EvidenceNodeOptions {
 /** What {@link sealThreadEvidence} produced. */
 export interface SealedEvidence {
   bundle: EvidenceBundle;
+  /** The bundle's signed tree head (recorded in `audit.heads`, published to `audit.witnesses`). */
+  treeHead: SignedTreeHead;
   /** File the bundle was written to, when `outDir` was given. */
   path?: string;
   events: number;
 }
 
 /**
- * Seals a thread's audit chain into a signed evidence bundle (and writes it to `outDir`).
- * With `completeRun`, a `run_completed` event (id derived from the chain so far) is appended first.
+ * Seals a thread's audit chain into a signed evidence bundle (and writes it to `outDir`), linked
+ * to the thread's previous signed head so that successive bundles verify as one history (see
+ * `sealAuditThread`). With `completeRun`, a `run_completed` event (id derived from the chain so
+ * far) is appended first.
+ * @throws VeridexError `audit_log_inconsistent` when the thread no longer extends a signed head.
  */
 export async function sealThreadEvidence(
   threadId: string,
@@ -53,16 +60,16 @@ export async function sealThreadEvidence(
       payload: run.output === undefined ? {} : { output: run.output },
     });
   }
-  const events = await options.audit.events(threadId);
-  const bundle = sealEvidence(
-    { threadId, events, ...(options.subject ? { subject: options.subject } : {}) },
+  const { bundle, treeHead, events } = await sealAuditThread(
+    options.audit,
+    { threadId, ...(options.subject ? { subject: options.subject } : {}) },
     options.signers,
   );
-  if (!options.outDir) return { bundle, events: events.length };
+  if (!options.outDir) return { bundle, treeHead, events: events.length };
   mkdirSync(options.outDir, { recursive: true });
-  const path = join(options.outDir, `${threadId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+  const path = join(options.outDir, evidenceFileName(threadId));
   writeFileSync(path, `${JSON.stringify(bundle, null, 2)}\n`);
-  return { bundle, path, events: events.length };
+  return { bundle, treeHead, path, events: events.length };
 }
 
 /**

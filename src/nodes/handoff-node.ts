@@ -73,7 +73,8 @@ export interface HandoffNodeOptions<Schema extends z.ZodType> extends LedgerOpti
 
 /**
  * The boundary between two agents or into a subgraph: verifies the incoming envelope
- * (signature, key, schema, required keys, token budget), commits it to the ledger and exposes
+ * (signature, key, audience — this node's ledger, the thread id by default, and this node when
+ * the sender named one —, expiry, schema, required keys, token budget), commits it to the ledger and exposes
  * the typed payload under `context`. An invalid envelope never reaches the next agent: with
  * `onInvalid: 'rollback'` the last valid envelope is restored (and the rejection recorded);
  * with `'fail'` the run stops with `envelope_invalid`. An older envelope replayed after newer
@@ -94,8 +95,11 @@ export function handoffNode<Schema extends z.ZodType>(options: HandoffNodeOption
   ): Promise<Record<string, unknown>> {
     const { ledgerId, threadId } = identify(options, config);
     const incoming = state[envelopeKey];
+    const node = config.metadata?.langgraph_node;
     const result = verifyEnvelope(incoming, {
       keys: options.keys,
+      // Bound to this ledger (the thread by default) and, when the sender named one, this node.
+      audience: { ledger: ledgerId, ...(typeof node === 'string' ? { node } : {}) },
       schema: options.schema,
       ...(options.requiredKeys ? { requiredKeys: options.requiredKeys } : {}),
       ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
@@ -134,9 +138,13 @@ export function handoffNode<Schema extends z.ZodType>(options: HandoffNodeOption
       action: options.onInvalid,
       ...(version === undefined ? {} : { version }),
     });
-    if (reason === 'signature_mismatch' || reason === 'unknown_key') {
+    if (
+      reason === 'signature_mismatch' ||
+      reason === 'unknown_key' ||
+      reason === 'wrong_audience'
+    ) {
       await record(options.audit, threadId, 'security_event', ['envelope', fingerprint], {
-        kind: 'envelope_tampering',
+        kind: reason === 'wrong_audience' ? 'envelope_replay' : 'envelope_tampering',
         reason,
         ledgerId,
         ...(version === undefined ? {} : { version }),
@@ -228,6 +236,8 @@ export interface JoinHandoffOptions<Payload> extends LedgerOptions {
   /** Signs the merged envelope. */
   key: EnvelopeKey;
   tokenBudget: number;
+  /** Lifetime of the merged envelope. Default 15 minutes (`DEFAULT_ENVELOPE_TTL_MS`). */
+  ttlMs?: number;
   /** State key of the branch results. Default `branchResults`. */
   resultsKey?: string;
   now?: () => Date;
@@ -267,6 +277,8 @@ export function joinHandoff<Payload>(options: JoinHandoffOptions<Payload>) {
           version: Math.max(await ledger.nextVersion(ledgerId), (parent ?? -1) + 1),
           tokenBudget: options.tokenBudget,
           key: options.key,
+          audience: ledgerId,
+          ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
           ...(parent === undefined ? {} : { parents: [parent] }),
           ...(options.now ? { now: options.now } : {}),
         });

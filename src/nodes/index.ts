@@ -1,15 +1,15 @@
 export {
-  type AgentModelNodeOptions,
-  agentModelNode,
-  type InvokableModel,
-} from './agent-model-node.js';
-export {
   APPROVALS_INTERRUPT,
   type ApprovalsInterrupt,
   type PendingApproval,
   RECHECK,
   type ResumeDecision,
-} from './approval-interrupt.js';
+} from '../governance/approval-interrupt.js';
+export {
+  type AgentModelNodeOptions,
+  agentModelNode,
+  type InvokableModel,
+} from './agent-model-node.js';
 export {
   type ContextNodeOptions,
   type ContextNodeUpdate,
@@ -23,6 +23,7 @@ export {
   type GovernedAgentPlugin,
   type RunResult,
 } from './create-governed-agent.js';
+export { evidenceFileName } from './evidence-file-name.js';
 export {
   type EvidenceNodeOptions,
   evidenceNode,
@@ -33,6 +34,7 @@ export {
 export { GovernanceAnnotation, type GovernanceState } from './governance-annotation.js';
 export {
   GovernedToolNode,
+  type GovernedToolNodeExtraOptions,
   type GovernedToolNodeOptions,
   type GovernedToolNodeOutput,
   governedToolNode,
@@ -58,7 +60,13 @@ export {
   memoryNodes,
   type RetrievedMemory,
 } from './memory-nodes.js';
-export { pendingApprovalInterrupts, type ResumableGraph, resumeThread } from './resume-thread.js';
+export type { LangChainToolLike, NodeTool, ToolClassification } from './node-tools.js';
+export {
+  isThreadFinished,
+  pendingApprovalInterrupts,
+  type ResumableGraph,
+  resumeThread,
+} from './resume-thread.js';
 export { budgetExhausted, routeAfterTools } from './route-after-tools.js';
 export {
   BudgetExhaustedError,
@@ -66,3 +74,4 @@ export {
   runSignal,
   tokensUsedThisRun,
 } from './run-budget.js';
+export type { HandleToolErrors } from './tool-errors.js';

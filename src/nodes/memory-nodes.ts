@@ -133,7 +133,14 @@ export function memoryNodes(manager: MemoryManager, options: MemoryNodesOptions 
     const runMessages = messages.slice(state.memoryCursor ?? 0);
     const threadId = String(config.configurable?.thread_id ?? 'default');
     const turn = messages.filter((message) => isHumanMessage(message)).length;
-    const context: MemoryWriteContext = { threadId, runId: `${threadId}:${turn}`, turn };
+    // The whole conversation goes along: every write's source is derived from it, so an
+    // extractor cannot record an answer that repeats injected tool output as the user's.
+    const context: MemoryWriteContext = {
+      threadId,
+      runId: `${threadId}:${turn}`,
+      turn,
+      conversation: messages,
+    };
     const namespace = namespaceOf(config);
     const extraction = await extractor({
       messages: runMessages,

@@ -1,16 +1,22 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { Command } from '@langchain/langgraph';
+import { VeridexError } from '../errors/index.js';
 import {
   APPROVALS_INTERRUPT,
   type ApprovalsInterrupt,
+  approvalIdOf,
   RECHECK,
   type ResumeDecision,
-} from './approval-interrupt.js';
+} from '../governance/approval-interrupt.js';
 
 /** The parts of a compiled graph {@link resumeThread} uses. */
 export interface ResumableGraph<Output> {
   getState(config: RunnableConfig): Promise<{
     tasks: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }>;
+    /** Set for a thread that has a checkpoint; absent for a thread id never run. */
+    createdAt?: string;
+    /** Nodes the thread will run next (empty once it finished). */
+    next?: readonly string[];
   }>;
   // biome-ignore lint/suspicious/noExplicitAny: each compiled graph narrows Command to its own node names and update type.
   invoke(input: Command<any, any, any>, config: RunnableConfig): Promise<Output>;
@@ -21,7 +27,12 @@ export async function pendingApprovalInterrupts(
   graph: Pick<ResumableGraph<unknown>, 'getState'>,
   threadId: string,
 ): Promise<Array<{ id?: string; value: ApprovalsInterrupt }>> {
-  const state = await graph.getState({ configurable: { thread_id: threadId } });
+  return approvalInterruptsOf(await graph.getState({ configurable: { thread_id: threadId } }));
+}
+
+function approvalInterruptsOf(
+  state: Awaited<ReturnType<ResumableGraph<unknown>['getState']>>,
+): Array<{ id?: string; value: ApprovalsInterrupt }> {
   return state.tasks
     .flatMap((task) => task.interrupts ?? [])
     .filter((pending): pending is { id?: string; value: ApprovalsInterrupt } => {
@@ -34,10 +45,12 @@ export async function pendingApprovalInterrupts(
  * re-reads its requests — use this after deciding through `ApprovalManager` or
  * `veridex approvals` from another process. With decisions, they are applied first (each
  * routed to the interrupt that lists its approval id). Quorum not met → the thread suspends
- * again with the updated status.
+ * again with the updated status, listing in its interrupt value every refused decision and why.
  *
+ * @throws VeridexError `thread_not_found` for a thread id with no checkpoint;
+ *   `thread_not_suspended` for a thread that is not waiting for approvals.
  * @example
- * await approvals.decide(id, { decision: 'approve', approver: 'alice' });
+ * await approvals.decide(id, signDecision({ request, decision: 'approve', approver: 'alice' }, aliceKey));
  * const result = await resumeThread(graph, threadId);
  */
 export async function resumeThread<Output>(
@@ -46,16 +59,39 @@ export async function resumeThread<Output>(
   decisions?: ResumeDecision | readonly ResumeDecision[],
   config: RunnableConfig = {},
 ): Promise<Output> {
-  const interrupts = await pendingApprovalInterrupts(graph, threadId);
-  const list =
-    decisions === undefined
-      ? []
-      : Array.isArray(decisions)
-        ? decisions
-        : [decisions as ResumeDecision];
+  const state = await graph.getState({
+    ...config,
+    configurable: { ...config.configurable, thread_id: threadId },
+  });
+  if (state.createdAt === undefined && state.tasks.length === 0) {
+    throw new VeridexError(
+      'thread_not_found',
+      `Thread "${threadId.slice(0, 120)}" has no checkpoint: check the id, and that the graph uses the checkpointer the thread ran with.`,
+    );
+  }
+  const interrupts = approvalInterruptsOf(state);
+  if (interrupts.length === 0) {
+    if (isThreadFinished(state)) {
+      throw new VeridexError(
+        'thread_not_suspended',
+        `Thread "${threadId.slice(0, 120)}" is not waiting for approvals; there is nothing to resume.`,
+      );
+    }
+    // Due to run a node but not suspended in it (an imported run, or a step a crash cut short,
+    // possibly after all its tasks stored their writes): run on; LangGraph keeps the stored
+    // writes and runs only what is left. A node raises its approval interrupts again, and then
+    // the decisions are applied.
+    const continued = await graph.invoke(null as never, withThread(config, threadId));
+    const raised = await pendingApprovalInterrupts(graph, threadId);
+    return decisions === undefined || raised.length === 0
+      ? continued
+      : resumeThread(graph, threadId, decisions, config);
+  }
+  const list: readonly unknown[] =
+    decisions === undefined ? [] : Array.isArray(decisions) ? decisions : [decisions];
   const valueFor = (pending: ApprovalsInterrupt) => {
     const ids = new Set(pending.approvals.map((approval) => approval.approvalId));
-    const mine = list.filter((decision) => ids.has(decision.approvalId));
+    const mine = list.filter((decision) => ids.has(approvalIdOf(decision) ?? ''));
     return mine.length === 0 ? RECHECK : mine;
   };
   // One interrupt: a plain resume value, so decisions naming unknown ids reach the node
@@ -66,8 +102,22 @@ export async function resumeThread<Output>(
         ? [...list]
         : RECHECK
       : Object.fromEntries(interrupts.map((pending) => [pending.id, valueFor(pending.value)]));
-  return graph.invoke(new Command({ resume }), {
-    ...config,
-    configurable: { ...config.configurable, thread_id: threadId },
-  });
+  return graph.invoke(new Command({ resume }), withThread(config, threadId));
+}
+
+/**
+ * Whether a thread with a checkpoint has nothing left to run. `next` alone does not say: after
+ * a crash between a step's writes (`putWrites`) and its checkpoint (`put`), LangGraph's snapshot
+ * lists the step's finished tasks in `tasks` (with their results) but not in `next`, although
+ * the nodes after them have not run. A finished thread has neither.
+ */
+export function isThreadFinished(state: {
+  next?: readonly string[];
+  tasks: ReadonlyArray<unknown>;
+}): boolean {
+  return (state.next ?? []).length === 0 && state.tasks.length === 0;
+}
+
+function withThread(config: RunnableConfig, threadId: string): RunnableConfig {
+  return { ...config, configurable: { ...config.configurable, thread_id: threadId } };
 }

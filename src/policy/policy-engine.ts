@@ -1,4 +1,5 @@
-import { type AuditLog, type AuditSink, deriveEventId } from '../audit/index.js';
+import { type AuditLog, type AuditSink, deriveEventId, verbatimDigests } from '../audit/index.js';
+import { VeridexError } from '../errors/index.js';
 import { policyRule } from './policy-rule.js';
 import { safetyClassDefaults } from './safety-class-defaults.js';
 import type {
@@ -63,7 +64,11 @@ export class PolicyEngine implements ProposalEvaluator {
 
   /**
    * Decides one proposal. `options.audit` redirects this evaluation's events (e.g. to an
-   * `AuditBatch`, so they are written together with the caller's own).
+   * `AuditBatch`, so they are written together with the caller's own). A rule that throws
+   * denies (`policy_error`, fail closed) — except `db_unavailable`, which is rethrown: a rule
+   * that cannot reach its database has no verdict, so the step fails and can be retried.
+   *
+   * @throws VeridexError `db_unavailable` from a rule.
    */
   async evaluate(proposal: Proposal, options: { audit?: AuditSink } = {}): Promise<PolicyDecision> {
     const now = this.#now();
@@ -78,6 +83,10 @@ export class PolicyEngine implements ProposalEvaluator {
       try {
         result = await rule.evaluate({ proposal, now });
       } catch (error) {
+        // A rule that cannot reach its database has no verdict, and a denial stored as the
+        // call's answer would outlive the outage (an approved payment checkpointed as denied).
+        // The step fails instead — nothing runs, so still fail-closed — and stays resumable.
+        if (VeridexError.is(error, 'db_unavailable')) throw error;
         const message = error instanceof Error ? error.message : String(error);
         result = {
           verdict: 'deny',
@@ -111,7 +120,7 @@ export class PolicyEngine implements ProposalEvaluator {
       runId: proposal.runId,
       eventId: deriveEventId(proposal.threadId, 'policy_decision', proposal.hash),
       type: 'policy_decision',
-      payload: describeDecision(proposal, decision),
+      ...verbatimDigests(describeDecision(proposal, decision), ['proposalHash']),
     });
     return decision;
   }

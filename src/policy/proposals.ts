@@ -55,7 +55,7 @@ export function buildToolProposal(input: {
   return { ...draft, hash: contentHash(toolProposalEnvelope(draft)) };
 }
 
-/** Builds a memory-write proposal; the hash covers kind, write id, tier, namespace, content, confidence, source, tags and thread. */
+/** Builds a memory-write proposal; the hash covers kind, write id, tier, namespace, content, confidence, source, tags, key and thread. */
 export function buildMemoryWriteProposal(
   input: Omit<MemoryWriteProposal, 'kind' | 'hash'>,
 ): MemoryWriteProposal {
@@ -72,6 +72,7 @@ export function buildMemoryWriteProposal(
       source: draft.source,
       tags: draft.tags,
       threadId: draft.threadId,
+      ...(draft.key === undefined ? {} : { key: draft.key }),
     }),
   };
 }

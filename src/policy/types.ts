@@ -37,6 +37,14 @@ export interface MemoryWriteProposal extends ProposalBase {
   confidence: number;
   source: MemorySource;
   tags: readonly string[];
+  /** The record's explicit key (procedure name, store key), when it has one. */
+  key?: string;
+  /**
+   * Every text the write would store, field by field: content, subject, predicate, object,
+   * key, each tag and each string in its value. Content rules (secrets) read these, so a
+   * token split across fields or hidden in a tag is still one write's text.
+   */
+  texts?: readonly string[];
 }
 
 /** Context handed from one agent (or subgraph) to another. */

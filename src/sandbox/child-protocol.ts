@@ -18,6 +18,16 @@ export interface ChildRequest {
   /** Every list a host must be on. */
   networkAllowlists: string[][];
   allowHttp: boolean;
+  /**
+   * Path of the parent's egress proxy socket (IsolatedProcessSandbox with a network
+   * allowlist): the child's `http` reaches the network only through it.
+   */
+  egressSocket?: string;
+  /**
+   * The environment variables the parent passed; any other the child finds (bubblewrap sets
+   * `PWD`) is removed before the tool runs.
+   */
+  envNames?: string[];
 }
 
 /** An error thrown in the child, carried across as data. */

@@ -10,9 +10,10 @@ import {
   type ChildResponse,
   RESULT_FD,
 } from './child-protocol.js';
+import { createEgressFetch } from './egress-fetch.js';
 import { hostMatches } from './host-pattern.js';
 import { createJailedFs } from './jailed-fs.js';
-import { configureNetworkGuard } from './network-guard.js';
+import type { configureNetworkGuard } from './network-guard.js';
 import type { SandboxViolation } from './sandbox.js';
 
 // Node's permission model names what it refused in `error.permission`.
@@ -24,19 +25,26 @@ const PERMISSION_CAPABILITY: Record<string, SandboxViolation['capability']> = {
 };
 
 /**
- * The body of a `LocalProcessSandbox` child: reads one request from stdin, imports the tool,
- * runs its `execute` with jailed `fs`, allowlisted `http` and scoped secrets, writes one
- * response to fd 3 and exits. `load` imports the tool module (bundled or by URL).
+ * The body of a process sandbox child: reads one request from stdin, imports the tool, runs
+ * its `execute` with jailed `fs`, allowlisted `http` and scoped secrets, writes one response to
+ * fd 3 and exits. `load` imports the tool module (bundled or by URL); `networkGuard` is the
+ * in-process guard's configuration (LocalProcessSandbox children only), set before the tool runs.
  */
 export async function runChild(
   load: (request: ChildRequest) => Promise<Record<string, unknown>>,
+  networkGuard?: typeof configureNetworkGuard,
 ): Promise<void> {
   const violations: SandboxViolation[] = [];
   const onViolation = (violation: SandboxViolation) => violations.push(violation);
   let response: ChildResponse;
   try {
     const request = decodeStoredJson(readStdin()) as ChildRequest;
-    configureNetworkGuard(
+    if (request.envNames) {
+      for (const name of Object.keys(process.env)) {
+        if (!request.envNames.includes(name)) delete process.env[name];
+      }
+    }
+    networkGuard?.(
       (host) => request.networkAllowlists.every((list) => hostMatches(host, list)),
       onViolation,
     );
@@ -68,6 +76,7 @@ export async function runChild(
           allowlists: request.networkAllowlists,
           allowHttp: request.allowHttp,
           report: onViolation,
+          ...(request.egressSocket ? { fetch: createEgressFetch(request.egressSocket) } : {}),
         }),
         fs: createJailedFs(request.jailRoot, onViolation),
       }),

@@ -23,9 +23,9 @@ export interface InProcessSandboxOptions {
 /**
  * Runs `execute` in this process with an allowlisted `http` client (exact hosts or
  * `*.domain`, https by default, redirects re-checked, private addresses only when listed
- * exactly) and an `fs` jailed to `jailRoot` through `safeResolve`. Cheap (no process start)
+ * exactly) and an `fs` jailed to `jailRoot` (see `createJailedFs`). Cheap (no process start)
  * but not isolation: it mediates only what the tool does through the injected clients.
- * Use `LocalProcessSandbox` for code you do not trust.
+ * Use `IsolatedProcessSandbox` for code you do not trust.
  *
  * @example
  * const sandbox = new InProcessSandbox({ networkAllowlist: ['*.example.com'], jailRoot: '/srv/data' });

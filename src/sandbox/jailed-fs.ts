@@ -1,24 +1,28 @@
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readdir, unlink } from 'node:fs/promises';
 import { VeridexError } from '../errors/index.js';
 import type { JailedFs } from '../tools/types.js';
-import { safeResolve } from './safe-resolve.js';
+import { JailWalk } from './jail-walk.js';
+import { jailComponents, refuse } from './safe-resolve.js';
 import type { SandboxViolation } from './sandbox.js';
 
 type Report = (violation: SandboxViolation) => void;
 
 /**
- * A file system view whose every path goes through {@link safeResolve}: tools read and write
- * inside `root` only. Files are opened with O_NOFOLLOW so a symlink swapped in after the check
- * is not followed; writes create missing parent directories inside the jail.
+ * A file system view jailed to `root`: tools read and write inside it only. Every path is
+ * checked lexically ({@link jailComponents}) and then walked one directory at a time from the
+ * jail root with `O_NOFOLLOW`, each step relative to the directory already open (see
+ * `JailWalk`): a symlink anywhere in the path is refused rather than followed, so neither a
+ * planted symlink nor one swapped in mid-walk leads outside. Files must be regular files with a
+ * single link (a hard link planted in the jail may be a file from outside); writes create
+ * missing parent directories inside the jail.
  *
  * @example const fs = createJailedFs('/srv/jail', () => {}); await fs.writeFile('a.txt', 'hi');
  */
 export function createJailedFs(root: string, report: Report): JailedFs {
-  const resolveIn = async (path: string): Promise<string> => {
+  const reported = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
-      return await safeResolve(root, path);
+      return await run();
     } catch (error) {
       if (VeridexError.is(error, 'sandbox_violation')) {
         report({
@@ -30,47 +34,74 @@ export function createJailedFs(root: string, report: Report): JailedFs {
       throw error;
     }
   };
+  // Runs `use` with the walk to the parent of `path` and the last component's name.
+  const inParent = async <T>(
+    path: string,
+    create: boolean,
+    use: (walk: JailWalk, name: string) => Promise<T>,
+  ): Promise<T> => {
+    const parts = jailComponents(path);
+    const name = parts.pop();
+    if (name === undefined) refuse(path, 'this is the jail root itself');
+    const walk = await JailWalk.open(root, parts, path, create);
+    try {
+      return await use(walk, name);
+    } finally {
+      await walk.close();
+    }
+  };
   return Object.freeze({
     root,
-    async readFile(path: string): Promise<Buffer> {
-      const handle = await open(await resolveIn(path), constants.O_RDONLY | constants.O_NOFOLLOW);
-      try {
-        return await handle.readFile();
-      } finally {
-        await handle.close();
-      }
+    readFile(path: string): Promise<Buffer> {
+      return reported(() =>
+        inParent(path, false, async (walk, name) => {
+          const handle = await walk.openFile(name, constants.O_RDONLY);
+          try {
+            return await handle.readFile();
+          } finally {
+            await handle.close();
+          }
+        }),
+      );
     },
     async readText(path: string): Promise<string> {
       return (await this.readFile(path)).toString('utf8');
     },
-    async writeFile(path: string, data: string | Uint8Array): Promise<void> {
-      const target = await resolveIn(path);
-      await mkdir(dirname(target), { recursive: true });
-      const flags =
-        constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-      const handle = await open(target, flags, 0o600);
-      try {
-        await handle.writeFile(data);
-      } finally {
-        await handle.close();
-      }
+    writeFile(path: string, data: string | Uint8Array): Promise<void> {
+      return reported(() =>
+        inParent(path, true, async (walk, name) => {
+          // No O_TRUNC: nothing is changed before the file is known to be the right one.
+          const handle = await walk.openFile(name, constants.O_WRONLY | constants.O_CREAT, 0o600);
+          try {
+            await handle.truncate(0);
+            await handle.writeFile(data);
+          } finally {
+            await handle.close();
+          }
+        }),
+      );
     },
-    async list(path = '.'): Promise<string[]> {
-      return (await readdir(await resolveIn(path))).sort();
+    list(path = '.'): Promise<string[]> {
+      return reported(async () => {
+        const walk = await JailWalk.open(root, jailComponents(path), path, false);
+        try {
+          const names = await readdir(walk.here());
+          await walk.verify();
+          return names.sort();
+        } finally {
+          await walk.close();
+        }
+      });
     },
-    async remove(path: string): Promise<void> {
-      const target = await resolveIn(path);
-      if (target === (await resolveIn('.'))) {
-        report({
-          capability: 'fs',
-          target: JSON.stringify(path),
-          reason: 'the jail root cannot be removed',
+    remove(path: string): Promise<void> {
+      return reported(async () => {
+        if (jailComponents(path).length === 0) refuse(path, 'the jail root cannot be removed');
+        await inParent(path, false, async (walk, name) => {
+          await walk.verify();
+          // unlink never follows a symlink: a planted one is removed, its target untouched.
+          await unlink(walk.child(name));
         });
-        throw new VeridexError('sandbox_violation', 'Removing the jail root is not allowed.', {
-          details: { capability: 'fs', path, reason: 'jail root' },
-        });
-      }
-      await rm(target, { recursive: false });
+      });
     },
   });
 }

@@ -9,8 +9,8 @@ import { VeridexError } from '../errors/index.js';
  * depth) whose real target lies outside the jail. Paths that do not exist yet (for writes)
  * are checked through their nearest existing ancestor. Returns the real absolute path.
  *
- * A check, not a lock: a symlink planted between this check and the open is not caught here
- * (the jailed fs opens files with O_NOFOLLOW to narrow that window).
+ * A check, not a lock: a symlink planted between this check and the open is not caught here.
+ * The jailed fs does not rely on it: it walks the path one directory descriptor at a time.
  *
  * @throws VeridexError `sandbox_violation` with `details.reason`.
  * @example await safeResolve('/srv/jail', 'reports/q1.csv') // '/srv/jail/reports/q1.csv'
@@ -26,13 +26,32 @@ export function safeResolveSync(jailRoot: string, path: unknown): string {
   return confine(root, candidate, path as string, realExistingSync(candidate));
 }
 
-function lexical(jailRoot: string, path: unknown, real: (path: string) => string) {
+/**
+ * The components of a tool-supplied path relative to a jail, checked lexically (no file system
+ * access): non-strings, NUL bytes, backslashes, absolute paths and `..` that leaves the jail
+ * are refused; `.`, empty segments and `a/..` pairs are dropped. `''` and `'.'` give `[]`.
+ *
+ * @throws VeridexError `sandbox_violation` with `details.reason`.
+ * @example jailComponents('docs/./q1/../q2.csv') // ['docs', 'q2.csv']
+ */
+export function jailComponents(path: unknown): string[] {
+  checkSyntax(path);
+  const normalized = posix.normalize(path);
+  if (normalized === '..' || normalized.startsWith('../')) refuse(path, '".." leaves the jail');
+  return normalized.split('/').filter((part) => part !== '' && part !== '.');
+}
+
+function checkSyntax(path: unknown): asserts path is string {
   if (typeof path !== 'string') refuse(String(path), 'the path must be a string');
   if (path.includes('\0')) refuse(path, 'the path contains a NUL byte');
   if (path.includes('\\')) refuse(path, 'the path contains a backslash; use "/"');
   if (isAbsolute(path) || posix.isAbsolute(path) || /^[A-Za-z]:/.test(path)) {
     refuse(path, 'absolute paths are not allowed; give a path relative to the jail');
   }
+}
+
+function lexical(jailRoot: string, path: unknown, real: (path: string) => string) {
+  checkSyntax(path);
   const root = real(jailRoot);
   const candidate = resolve(root, path);
   if (!inside(root, candidate)) refuse(path, '".." leaves the jail');
@@ -83,7 +102,8 @@ function inside(root: string, target: string): boolean {
   return rest === '' || (!rest.startsWith(`..${sep}`) && rest !== '..' && !isAbsolute(rest));
 }
 
-function refuse(path: string, reason: string): never {
+/** Throws the jail's `sandbox_violation` for `path`. */
+export function refuse(path: string, reason: string): never {
   const shown = JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);
   throw new VeridexError('sandbox_violation', `File access to ${shown} refused: ${reason}.`, {
     details: { capability: 'fs', path: shown, reason },

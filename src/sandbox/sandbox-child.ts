@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { VeridexError } from '../errors/index.js';
 import { decodeStoredJson, encodeStoredJson } from '../tools/stored-json.js';
 import type { ChildRequest, ChildResponse } from './child-protocol.js';
-import { readProcessUsage } from './process-usage.js';
+import { type ProcessUsage, readProcessUsage } from './process-usage.js';
 
 /** Limits of one child run. */
 export interface ChildLimits {
@@ -11,9 +11,25 @@ export interface ChildLimits {
   memoryMb: number;
   timeoutMs: number;
   maxOutputBytes: number;
+  /** Threads the child (tree) may have at once; unlimited when absent. */
+  maxProcesses?: number;
 }
 
-type Limit = 'cpu' | 'memory' | 'time' | 'output';
+/** How to start one sandbox child. */
+export interface ChildLaunch {
+  /** The program (default: this Node binary). */
+  command?: string;
+  args: readonly string[];
+  /** The child's whole environment. */
+  env: Record<string, string>;
+  cwd: string;
+  /** What the limits measure (default: the child process alone). */
+  usage?: (pid: number) => ProcessUsage | undefined;
+  /** Runs once when the child has exited (releases what the launch set up for it). */
+  onExit?: () => void;
+}
+
+type Limit = 'cpu' | 'memory' | 'time' | 'output' | 'processes';
 const POLL_MS = 20;
 // Node itself needs ~40–60 MB resident besides the V8 heap that --max-old-space-size caps.
 const RSS_HEADROOM_MB = 128;
@@ -33,9 +49,11 @@ export class SandboxChild {
   #resultEnded: Promise<void>;
   #exited = false;
   #onData: (bytes: number) => void = () => undefined;
+  readonly #usage: (pid: number) => ProcessUsage | undefined;
 
-  private constructor(child: ChildProcess) {
+  private constructor(child: ChildProcess, launch: ChildLaunch) {
     this.#child = child;
+    this.#usage = launch.usage ?? readProcessUsage;
     const results = child.stdio[3] as Readable;
     results.on('data', (chunk: Buffer) => {
       this.#resultBytes += chunk.length;
@@ -69,13 +87,20 @@ export class SandboxChild {
       });
     });
     this.#closed.catch(() => undefined);
+    if (launch.onExit) {
+      const onExit = launch.onExit;
+      this.#closed.then(onExit, onExit);
+    }
   }
 
-  /** Starts `node args` with exactly `env`, in `cwd`. */
-  static start(args: readonly string[], env: Record<string, string>, cwd: string): SandboxChild {
-    return new SandboxChild(
-      spawn(process.execPath, [...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] }),
-    );
+  /** Starts the launch's program (default `node`) with exactly its `env`, in its `cwd`. */
+  static start(launch: ChildLaunch): SandboxChild {
+    const child = spawn(launch.command ?? process.execPath, [...launch.args], {
+      cwd: launch.cwd,
+      env: launch.env,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    });
+    return new SandboxChild(child, launch);
   }
 
   /** Still waiting for its request. */
@@ -115,12 +140,16 @@ export class SandboxChild {
       else limit ??= reason;
       child.kill('SIGKILL');
     };
-    const baseline = child.pid === undefined ? undefined : readProcessUsage(child.pid);
+    const measure = () => (child.pid === undefined ? undefined : this.#usage(child.pid));
+    const baseline = measure();
     const wall = setTimeout(() => stop('time'), limits.timeoutMs);
     const monitor = setInterval(() => {
-      const usage = child.pid === undefined ? undefined : readProcessUsage(child.pid);
-      if (usage && usage.cpuMs - (baseline?.cpuMs ?? 0) > limits.cpuMs) stop('cpu');
-      else if (usage && usage.rssMb > limits.memoryMb + RSS_HEADROOM_MB) stop('memory');
+      const usage = measure();
+      if (usage === undefined) return;
+      if (usage.cpuMs - (baseline?.cpuMs ?? 0) > limits.cpuMs) stop('cpu');
+      else if (usage.rssMb > limits.memoryMb + RSS_HEADROOM_MB) stop('memory');
+      else if (limits.maxProcesses !== undefined && usage.tasks > limits.maxProcesses)
+        stop('processes');
     }, POLL_MS);
     const onAbort = () => stop('abort');
     signal.addEventListener('abort', onAbort, { once: true });
@@ -189,6 +218,7 @@ function limitError(name: string, limit: Limit, limits: ChildLimits): VeridexErr
     memory: `used more than ${limits.memoryMb} MB of memory`,
     time: `ran longer than ${limits.timeoutMs} ms`,
     output: `returned more than ${limits.maxOutputBytes} bytes`,
+    processes: `ran more than ${limits.maxProcesses} processes and threads at once`,
   }[limit];
   return new VeridexError(
     'sandbox_limit_exceeded',

@@ -3,6 +3,7 @@ import type {
   HttpClient,
   JailedFs,
   ToolCallContext,
+  ToolRuntime,
   ToolSecrets,
 } from '../tools/types.js';
 
@@ -25,12 +26,14 @@ export interface SandboxRunRequest {
   context: ToolCallContext;
   /** Called for every refused side effect. */
   onViolation(violation: SandboxViolation): void;
+  /** The LangGraph runtime of the call; in-process sandboxes hand it to the tool. */
+  runtime?: ToolRuntime;
 }
 
 /**
  * Where a tool's `execute` runs and what side effects it can reach. `runTool` calls `run` once
  * per attempt and validates what it returns against the tool's output schema.
- * Built in: `DenyAllSandbox`, `InProcessSandbox`, `LocalProcessSandbox`.
+ * Built in: `DenyAllSandbox`, `InProcessSandbox`, `LocalProcessSandbox`, `IsolatedProcessSandbox`.
  */
 export interface Sandbox {
   /** Shown in audit events, e.g. `deny_all`. */
@@ -58,5 +61,6 @@ export function executeWithCapabilities(
     context: request.context,
     http: capabilities.http,
     fs: capabilities.fs,
+    ...(request.runtime ? { runtime: request.runtime } : {}),
   });
 }

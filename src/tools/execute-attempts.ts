@@ -4,7 +4,7 @@ import { isGraphBubbleUp } from './graph-signals.js';
 import { isRetryable } from './retryable-tool-error.js';
 import { ExecutionScope, runInScope } from './secret-ref.js';
 import { noSecrets, type SecretsProvider } from './secrets-provider.js';
-import type { AnyGovernedTool, ToolCallContext } from './types.js';
+import type { AnyGovernedTool, ToolCallContext, ToolRuntime } from './types.js';
 
 /** One call's execution: the tool, where it runs, and what it gets. */
 export interface AttemptsInput {
@@ -16,6 +16,7 @@ export interface AttemptsInput {
   secrets: SecretsProvider | undefined;
   signal: AbortSignal | undefined;
   onViolation(violation: SandboxViolation): void;
+  runtime?: ToolRuntime | undefined;
 }
 
 /** How the attempts ended. `error` is what the last attempt threw. */
@@ -68,6 +69,7 @@ async function attemptOnce(run: AttemptsInput): Promise<unknown> {
     signal: controller.signal,
     context: run.context,
     onViolation: run.onViolation,
+    ...(run.runtime ? { runtime: run.runtime } : {}),
   };
   if (tool.timeoutMs === undefined && outer === undefined) {
     try {

@@ -24,6 +24,8 @@ export interface IdempotencyRecord {
   /** Who holds (or last held) the reservation. */
   owner: string;
   toolName: string;
+  /** What the execution under this key was (`callFingerprint`); absent in records from before it existed. */
+  fingerprint?: string;
   /** When the holder's lease ends; after that a `reserved` key is free, an `executing` one in doubt. */
   leaseExpiresAt: Date;
   /** Present when `completed`. */
@@ -48,6 +50,8 @@ export interface ReserveOptions {
   /** Unique per execution attempt (e.g. a random UUID); only it may move the key on. */
   owner: string;
   toolName: string;
+  /** What this execution is (`callFingerprint`), stored with the key. */
+  fingerprint?: string;
   /** Lease length in milliseconds; should cover the whole execution including retries. */
   leaseMs: number;
 }

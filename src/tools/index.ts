@@ -1,4 +1,11 @@
-export { type IdempotencyKeyParts, idempotencyKeyFor } from './idempotency-key.js';
+export type {
+  ExecuteToolOptions,
+  IdempotencyOptions,
+  ToolRunFailure,
+  ToolRunResult,
+  ToolRunSuccess,
+} from './execute-tool-types.js';
+export { callFingerprint, type IdempotencyKeyParts, idempotencyKeyFor } from './idempotency-key.js';
 export type {
   IdempotencyRecord,
   IdempotencyState,
@@ -22,14 +29,6 @@ export { MemoryPinStore, type PinStore, type ToolPin } from './pin-store.js';
 export { PostgresIdempotencyStore } from './postgres-idempotency-store.js';
 export { PostgresPinStore } from './postgres-pin-store.js';
 export { isRetryable, RetryableToolError } from './retryable-tool-error.js';
-export { runTool } from './run-tool.js';
-export type {
-  IdempotencyOptions,
-  RunToolOptions,
-  ToolRunFailure,
-  ToolRunResult,
-  ToolRunSuccess,
-} from './run-tool-types.js';
 export {
   DEFAULT_MAX_OUTPUT_BYTES,
   type SanitizedOutput,
@@ -65,6 +64,7 @@ export type {
   ToolRecoverArgs,
   ToolRecovery,
   ToolRetry,
+  ToolRuntime,
   ToolSandboxSpec,
   ToolSecrets,
   ToolTrust,

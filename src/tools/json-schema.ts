@@ -11,11 +11,23 @@ interface RenderedSchema {
   schema: JsonSchema;
   /** RFC 8785 text of `schema`, kept so the pin check per call costs one hash, not a render. */
   canonical: string;
+  /** Every schema node the rendering visited, with the registry metadata it read for it. */
+  metadata: ReadonlyArray<NodeMetadata>;
 }
 
-// Rendering a zod schema costs tens of microseconds; the pin check runs before every call,
+interface NodeMetadata {
+  node: object;
+  value: unknown;
+  /** JSON of `value` when rendered: a metadata object edited in place is noticed too. */
+  text: string;
+}
+
+// Rendering a zod schema costs hundreds of microseconds; the pin check runs before every call,
 // so renderings are cached per schema object. zod 4 schemas are immutable (every method
-// returns a new instance), so a schema object always renders the same way.
+// returns a new instance), but what they render to is not: descriptions and other metadata
+// live in `z.globalRegistry`, which anyone can change for an existing schema in place
+// (`z.globalRegistry.add(schema, { description: '…' })`). So each cached rendering keeps the
+// metadata of every node it visited, and is re-rendered as soon as any of it differs.
 const cache = new WeakMap<z.ZodType, Partial<Record<SchemaSide, RenderedSchema>>>();
 
 /**
@@ -40,12 +52,46 @@ function rendered(schema: z.ZodType, side: SchemaSide): RenderedSchema {
     cache.set(schema, entry);
   }
   let result = entry[side];
-  if (result === undefined) {
-    const json = z.toJSONSchema(schema, { io: side, unrepresentable: 'any', cycles: 'ref' });
-    result = { schema: deepFreeze(json) as JsonSchema, canonical: canonicalJson(json) };
+  if (result === undefined || !metadataUnchanged(result.metadata)) {
+    const visited: object[] = [];
+    const json = z.toJSONSchema(schema, {
+      io: side,
+      unrepresentable: 'any',
+      cycles: 'ref',
+      override: (context) => {
+        visited.push(context.zodSchema);
+      },
+    });
+    const metadata = [...new Set(visited)].map((node) => {
+      const value = z.globalRegistry.get(node as z.ZodType);
+      return { node, value, text: metadataText(value) };
+    });
+    result = { schema: deepFreeze(json) as JsonSchema, canonical: canonicalJson(json), metadata };
     entry[side] = result;
   }
   return result;
+}
+
+function metadataUnchanged(metadata: ReadonlyArray<NodeMetadata>): boolean {
+  for (const { node, value, text } of metadata) {
+    // By content: `get` returns a fresh merged copy for schemas derived from another
+    // (`.describe()`), so identity would never match; opaque values compare by identity.
+    const current = z.globalRegistry.get(node as z.ZodType);
+    if (metadataText(current) !== text || (text === OPAQUE && current !== value)) return false;
+  }
+  return true;
+}
+
+const OPAQUE = '\u0000opaque';
+
+function metadataText(value: unknown): string {
+  if (value === undefined) return '';
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    // Not JSON (a cycle, a BigInt): compared by identity only.
+    return OPAQUE;
+  }
 }
 
 /** Freezes `value` and everything reachable from it; returns it. */

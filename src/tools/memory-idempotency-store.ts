@@ -56,6 +56,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         state: 'reserved',
         owner: options.owner,
         toolName: options.toolName,
+        ...(options.fingerprint !== undefined ? { fingerprint: options.fingerprint } : {}),
         leaseExpiresAt: new Date(now + options.leaseMs),
         createdAt: existing?.createdAt ?? new Date(now),
         updatedAt: new Date(now),
@@ -92,7 +93,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   async fail(key: string, owner: string, error: StoredFailure): Promise<void> {
     const record = this.#held(key, owner, ['reserved', 'executing', 'in_doubt']);
-    this.#update(record, { state: 'failed', error: { ...error } }, this.#now());
+    this.#update(
+      record,
+      { state: 'failed', error: { code: error.code, message: error.message } },
+      this.#now(),
+    );
   }
 
   async markInDoubt(key: string, owner: string): Promise<void> {

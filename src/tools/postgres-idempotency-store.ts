@@ -27,6 +27,7 @@ interface KeyRow {
   state: IdempotencyState;
   owner: string;
   tool_name: string;
+  fingerprint: string | null;
   result: string | null;
   error: string | null;
   lease_ms: number | string;
@@ -56,7 +57,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   async reserve(key: string, options: ReserveOptions): Promise<ReserveOutcome> {
-    const params = [key, options.owner, options.toolName, options.leaseMs];
+    const params = [
+      key,
+      options.owner,
+      options.toolName,
+      options.leaseMs,
+      options.fingerprint ?? null,
+    ];
     const inserted = await this.#db.query<KeyRow>(INSERT_RESERVATION, params);
     if (inserted.rows[0]) return { status: 'acquired', record: toRecord(inserted.rows[0]) };
     return this.#db.transaction(async (tx) => {
@@ -162,6 +169,7 @@ function toRecord(row: KeyRow): IdempotencyRecord {
     state: row.state,
     owner: row.owner,
     toolName: row.tool_name,
+    ...(row.fingerprint === null ? {} : { fingerprint: row.fingerprint }),
     leaseExpiresAt: new Date(Number(row.lease_ms)),
     ...(row.result === null ? {} : { result: decodeStoredJson(row.result) }),
     ...(row.error === null ? {} : { error: JSON.parse(row.error) as StoredFailure }),

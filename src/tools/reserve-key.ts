@@ -5,7 +5,9 @@ import type { IdempotencyStore, ReserveOptions, ReserveOutcome } from './idempot
  * Reserves `key`, waiting (polling with backoff, at most `waitMs`) while another owner holds a
  * live lease. Resolves with the first outcome that is not `busy`.
  *
- * @throws VeridexError `idempotency_conflict` when the holder is still busy after `waitMs`;
+ * @throws VeridexError `idempotency_busy` when the holder is still busy after `waitMs` — another
+ * execution of this very call is running, or crashed and its lease has not run out: no answer
+ * exists yet, so the caller must not record one (the graph step fails and is retried later);
  * the caller's abort reason when `signal` aborts while waiting.
  */
 export async function reserveOrWait(
@@ -22,8 +24,8 @@ export async function reserveOrWait(
     const left = deadline - Date.now();
     if (left <= 0) {
       throw new VeridexError(
-        'idempotency_conflict',
-        `Tool "${options.toolName}" is already executing this call elsewhere (idempotency key ${key}); it did not finish within ${waitMs} ms. Try again later.`,
+        'idempotency_busy',
+        `Tool "${options.toolName}" is already executing this call elsewhere (idempotency key ${key}); it did not finish within ${waitMs} ms. Try again later: once that execution ends, or its lease (until ${outcome.record.leaseExpiresAt}) runs out, the call gets its result or is recovered.`,
         { details: { key, state: outcome.record.state } },
       );
     }

@@ -1,48 +1,394 @@
 /**
- * Role-impersonation patterns in tool output: text that a model (or its chat template) could
- * read as the start of another turn or the end of the tool result. Each is rewritten into a
- * visibly quoted form its own pattern does not match again; since one rewrite can complete
- * another pattern's match ("<|<<SYS>>|>"), `sanitizeOutput` applies them until nothing changes.
+ * Role-impersonation text in tool output: what a model (or its chat template) could read as
+ * the start of another turn or the end of the tool result. Found in one left-to-right scan and
+ * neutralised by rewriting delimiters only:
+ *
+ * - `chat_template_token`: `<|im_start|>`, `<|eot_id|>`, DeepSeek's `<｜…｜>`, also with
+ *   full-width or small angle brackets (`＜|…|＞`) and JSON/JS escapes (`\u003c|…|\u003e`):
+ *   both brackets become `&lt;` / `&gt;`.
+ * - `instruction_marker`: `[INST]`, `[/INST]`, `[SYSTEM_PROMPT]`, … also `［INST］`: the
+ *   brackets become parentheses; `<<SYS>>`, `<</SYS>>`: every bracket escaped.
+ * - `tool_tag`: tags that open or close a tool result, a function call or a turn in XML-style
+ *   prompts (`</tool_result>`, `<function_calls>`, `<system-reminder>`, `<user_query>`,
+ *   `<IMPORTANT>`, `<start_of_turn>`, …): the `<` (and the tag's `>`) escaped.
+ * - `turn_header`: a line that opens a fake turn (`System:`, `User:`, `### Assistant:`,
+ *   `**System**:`, `"System":`, `[system]:`, also with Cyrillic or Greek look-alike letters
+ *   such as `Syѕtem:` and after a JSON-escaped newline): `(quoted) ` is written before it.
+ *
+ * Why one pass is enough (the result is a fixed point): a rewrite only ever replaces an
+ * opening or closing delimiter with text containing `&`, `(`, `)` or a letter; no pattern can
+ * start at those, and the bodies of chat tokens may not contain `&`, `\` or `[`, so escaping
+ * an inner token never completes an outer one (`<|<<SYS>>|>` stays neutral; an instruction
+marker inside a token body, whose `[` becomes `(`, is read through as the next pass would read
+it: `<|[INST]|>` is escaped as a token at once), nor does a
+ * credential redacted later (its `[REDACTED:…]` marker is shorter than what it replaced).
+ * Linear: each pattern reads a bounded window (chat token bodies ≤ 64, tag tails ≤ 200
+ * characters, stopping at the next `<`) or a run that no other attempt reads again.
  */
-interface RolePattern {
-  /** Named in sanitiser findings. */
-  name: string;
-  pattern: RegExp;
-  neutralise(match: string, ...groups: string[]): string;
+
+/** Names used in sanitiser findings. */
+export type RolePatternName =
+  | 'chat_template_token'
+  | 'instruction_marker'
+  | 'tool_tag'
+  | 'turn_header';
+
+/** The neutralised text and how often each pattern was found. */
+export interface RoleNeutralisation {
+  text: string;
+  counts: Map<RolePatternName, number>;
 }
 
-const escapeAngles = (match: string): string => match.replace(/</g, '&lt;').replace(/>/g, '&gt;');
+interface Edit {
+  at: number;
+  length: number;
+  replacement: string;
+}
 
-/** The role-impersonation patterns, applied in order. */
-export const ROLE_PATTERNS: readonly RolePattern[] = [
-  {
-    // ChatML and friends: <|im_start|>, <|eot_id|>, <|start_header_id|>, DeepSeek's <｜…｜>.
-    name: 'chat_template_token',
-    pattern: /<[|｜][^<>\n]{1,64}?[|｜]>/g,
-    neutralise: escapeAngles,
-  },
-  {
-    // Llama 2 / Mistral / Gemma markers.
-    name: 'instruction_marker',
-    pattern:
-      /\[\/?(?:INST|SYS|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT)\]|<<\/?SYS>>|<\/?(?:start_of_turn|end_of_turn)>/gi,
-    neutralise: (match) =>
-      match.startsWith('[') ? `(${match.slice(1, -1)})` : escapeAngles(match),
-  },
-  {
-    // Tags that open or close a tool result, a function call or a turn in XML-style prompts
-    // (<tool_result>, </function_results>, <tool_description>, <system>, <IMPORTANT>, …).
-    name: 'tool_tag',
-    pattern:
-      /<\/?\s*(?:antml:)?(?:(?:tool|function)[\w-]*|tools|invoke|parameter|system[\w-]*|assistant|user|human|developer|instructions?|important)\b[^<>]{0,200}>/gi,
-    neutralise: escapeAngles,
-  },
-  {
-    // A line that opens a fake turn: "System: ...", "### Assistant:", "\n\nHuman:" — also after
-    // an escaped newline, as in JSON-serialised output ("...\\n\\nSystem: ...").
-    name: 'turn_header',
-    pattern: /(^|\\[nr])([ \t>#*_-]*)(system|assistant|developer|human)([ \t]*:)/gim,
-    neutralise: (_match, newline = '', lead = '', role = '', colon = '') =>
-      `${newline}${lead}[${role}]${colon}`,
-  },
+const MARKER_NAMES = [
+  'inst',
+  'sys',
+  'system_prompt',
+  'available_tools',
+  'tool_calls',
+  'tool_results',
+  'tool_content',
 ];
+const MARKER_LENGTHS = new Set(MARKER_NAMES.map((name) => name.length));
+const TAG_NAMES = [
+  'tools',
+  'invoke',
+  'parameter',
+  'instruction',
+  'instructions',
+  'important',
+  'start_of_turn',
+  'end_of_turn',
+];
+const TAG_PREFIXES = ['tool', 'function', 'system', 'user', 'assistant', 'human', 'developer'];
+const TAG_INITIALS = [...TAG_NAMES, ...TAG_PREFIXES].map((name) => name.charCodeAt(0));
+const ROLES = new Set(['system', 'assistant', 'developer', 'human', 'user', 'model', 'tool', 'ai']);
+// After a quote (a JSON key), only the roles no ordinary JSON key is called.
+const QUOTED_ROLES = new Set(['system', 'assistant', 'developer', 'human']);
+const HEADER_LEAD = new Set([
+  ' ',
+  '\t',
+  '>',
+  '#',
+  '*',
+  '_',
+  '-',
+  '"',
+  "'",
+  '`',
+  '[',
+  '(',
+  '|',
+  '\\',
+]);
+const HEADER_TRAIL = new Set(['*', '_', '"', "'", '`', ']', ')', '|', '\\']);
+
+// `\u003c` / `\x3c` (or `\u003e` / `\x3e` when `last` is "e"): its length at `index`, or 0.
+function escapedBracket(text: string, index: number, last: number): number {
+  const kind = text.charCodeAt(index + 1) | 32;
+  if (kind === 117 /* u */) {
+    return text.charCodeAt(index + 2) === 48 &&
+      text.charCodeAt(index + 3) === 48 &&
+      text.charCodeAt(index + 4) === 51 &&
+      (text.charCodeAt(index + 5) | 32) === last
+      ? 6
+      : 0;
+  }
+  return kind === 120 /* x */ &&
+    text.charCodeAt(index + 2) === 51 &&
+    (text.charCodeAt(index + 3) | 32) === last
+    ? 4
+    : 0;
+}
+
+/** An opening angle bracket at `index` (also escaped as `\u003c` / `\x3c`): its length, or 0. */
+function opener(text: string, index: number): number {
+  const code = text.charCodeAt(index);
+  if (code === 60 || code === 0xff1c || code === 0xfe64) return 1;
+  return code === 92 ? escapedBracket(text, index, 99 /* c */) : 0;
+}
+
+function closer(text: string, index: number): number {
+  const code = text.charCodeAt(index);
+  if (code === 62 || code === 0xff1e || code === 0xfe65) return 1;
+  return code === 92 ? escapedBracket(text, index, 101 /* e */) : 0;
+}
+
+const isPipe = (code: number): boolean =>
+  code === 124 ||
+  code === 0xff5c ||
+  code === 0xffe8 ||
+  code === 0x2223 ||
+  code === 0x01c0 ||
+  code === 0x2502;
+
+// Chat-token bodies may not contain angle brackets, newline, "&" (our own escapes), "\" or
+// "[" (a redaction marker, which the body of a real special token never holds).
+const isBodyStop = (code: number): boolean =>
+  code === 91 ||
+  code === 60 ||
+  code === 62 ||
+  code === 10 ||
+  code === 38 ||
+  code === 92 ||
+  code === 0xff1c ||
+  code === 0xff1e ||
+  code === 0xfe64 ||
+  code === 0xfe65;
+
+/** True when `text[start, end)` equals the lower-case ASCII `word` in any case. */
+function equalsFolded(text: string, start: number, end: number, word: string): boolean {
+  if (end - start !== word.length) return false;
+  for (let offset = 0; offset < word.length; offset++) {
+    if ((text.charCodeAt(start + offset) | 32) !== word.charCodeAt(offset)) return false;
+  }
+  return true;
+}
+
+function startsFolded(text: string, start: number, end: number, word: string): boolean {
+  return end - start >= word.length && equalsFolded(text, start, start + word.length, word);
+}
+
+// [A-Za-z0-9_-]
+const isNameChar = (code: number): boolean =>
+  (code >= 97 && code <= 122) ||
+  (code >= 65 && code <= 90) ||
+  (code >= 48 && code <= 57) ||
+  code === 95 ||
+  code === 45;
+
+/**
+ * Where the closing bracket of an instruction marker (`[INST]`, `[/INST]`, `［SYSTEM_PROMPT］`, …)
+ * opening at `at` is, or -1 when none opens there. Reads at most 22 characters.
+ */
+function markerClose(text: string, at: number): number {
+  let index = at + 1;
+  if (text.charCodeAt(index) === 47) index++;
+  const nameStart = index;
+  while (index < text.length && index - nameStart <= 20 && isNameChar(text.charCodeAt(index))) {
+    index++;
+  }
+  if (!MARKER_LENGTHS.has(index - nameStart)) return -1;
+  if (!MARKER_NAMES.some((name) => equalsFolded(text, nameStart, index, name))) return -1;
+  const close = text.charCodeAt(index);
+  return close === 93 || close === 0xff3d ? index : -1;
+}
+
+/** Rewrites role-impersonation text as described above; see the module comment. */
+export function neutraliseRoleTokens(text: string): RoleNeutralisation {
+  const edits: Edit[] = [];
+  const counts = new Map<RolePatternName, number>();
+  const found = (name: RolePatternName) => counts.set(name, (counts.get(name) ?? 0) + 1);
+  const rewrite = (at: number, length: number, replacement: string) =>
+    edits.push({ at, length, replacement });
+
+  turnHeader(0);
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    // Only these code units can start a pattern; everything else costs one comparison.
+    if (code < 60 && code !== 10 && code !== 13) continue;
+    if (code === 10 || code === 13 || code === 0x2028 || code === 0x2029) {
+      turnHeader(index + 1);
+    } else if (code === 92) {
+      const next = text.charCodeAt(index + 1);
+      if (next === 110 || next === 114) turnHeader(index + 2); // \n, \r in JSON text
+      const open = opener(text, index);
+      if (open > 0) chatToken(index, open) || tag(index, open);
+    } else if (code === 60 || code === 0xff1c || code === 0xfe64) {
+      chatToken(index, 1) || tag(index, 1) || sysMarker(index);
+    } else if (code === 91 || code === 0xff3b) {
+      instructionMarker(index);
+    }
+  }
+
+  function chatToken(at: number, open: number): boolean {
+    if (!isPipe(text.charCodeAt(at + open))) return false;
+    const bodyStart = at + open + 1;
+    for (let index = bodyStart; index < text.length && index <= bodyStart + 64; index++) {
+      const code = text.charCodeAt(index);
+      if (isPipe(code) && index > bodyStart) {
+        const close = closer(text, index + 1);
+        if (close > 0) {
+          rewrite(at, open, '&lt;');
+          rewrite(index + 1, close, '&gt;');
+          found('chat_template_token');
+          return true;
+        }
+      }
+      // An instruction marker inside is no stop: it becomes "(INST)", and the token must be
+      // judged as the next pass would see it, or a second pass would escape it.
+      if (code === 91) {
+        const markerEnd = markerClose(text, index);
+        if (markerEnd > 0) {
+          index = markerEnd;
+          continue;
+        }
+      }
+      if (isBodyStop(code)) return false;
+    }
+    return false;
+  }
+
+  function tag(at: number, open: number): boolean {
+    let index = at + open;
+    if (text.charCodeAt(index) === 47) index++;
+    while (
+      text.charCodeAt(index) === 32 ||
+      text.charCodeAt(index) === 9 ||
+      text.charCodeAt(index) === 10
+    ) {
+      index++;
+    }
+    if (startsFolded(text, index, index + 6, 'antml:')) index += 6;
+    const nameStart = index;
+    while (index < text.length && index - nameStart <= 64 && isNameChar(text.charCodeAt(index))) {
+      index++;
+    }
+    if (index - nameStart < 4 || !TAG_INITIALS.includes(text.charCodeAt(nameStart) | 32))
+      return false;
+    if (
+      !TAG_NAMES.some((name) => equalsFolded(text, nameStart, index, name)) &&
+      !TAG_PREFIXES.some((prefix) => startsFolded(text, nameStart, index, prefix))
+    ) {
+      return false;
+    }
+    rewrite(at, open, '&lt;');
+    // The tag's own ">" within 200 characters, unless another tag opens first.
+    for (let end = index; end < text.length && end <= index + 200; end++) {
+      const close = closer(text, end);
+      if (close > 0) {
+        rewrite(end, close, '&gt;');
+        break;
+      }
+      if (opener(text, end) > 0) break;
+    }
+    found('tool_tag');
+    return true;
+  }
+
+  function sysMarker(at: number): boolean {
+    if (text.charCodeAt(at + 1) !== 60) return false;
+    const length = startsFolded(text, at, at + 7, '<<sys>>')
+      ? 7
+      : startsFolded(text, at, at + 8, '<</sys>>')
+        ? 8
+        : 0;
+    if (length === 0) return false;
+    rewrite(at, 1, '&lt;');
+    rewrite(at + 1, 1, '&lt;');
+    rewrite(at + length - 2, 1, '&gt;');
+    rewrite(at + length - 1, 1, '&gt;');
+    found('instruction_marker');
+    return true;
+  }
+
+  function instructionMarker(at: number): void {
+    const close = markerClose(text, at);
+    if (close < 0) return;
+    rewrite(at, 1, '(');
+    rewrite(close, 1, ')');
+    found('instruction_marker');
+  }
+
+  function turnHeader(start: number): void {
+    let index = start;
+    while (text[index] === ' ' || text[index] === '\t') index++;
+    const insertAt = index;
+    let quoted = false;
+    while (index < text.length && HEADER_LEAD.has(text[index]!)) {
+      if (text[index] === '"' || text[index] === "'" || text[index] === '`') quoted = true;
+      index++;
+    }
+    let role = '';
+    while (index < text.length && role.length <= 9) {
+      const codePoint = text.codePointAt(index)!;
+      const letter = foldLetter(String.fromCodePoint(codePoint));
+      if (letter === '') break;
+      role += letter;
+      index += codePoint > 0xffff ? 2 : 1;
+    }
+    if (!(quoted ? QUOTED_ROLES : ROLES).has(role)) return;
+    while (index < text.length && HEADER_TRAIL.has(text[index]!)) index++;
+    while (text[index] === ' ' || text[index] === '\t') index++;
+    if (text[index] !== ':' && text[index] !== '\uff1a') return;
+    rewrite(insertAt, 0, '(quoted) ');
+    found('turn_header');
+  }
+
+  if (edits.length === 0) return { text, counts };
+  // In order already unless a match contained another one (a closer found ahead).
+  let ordered = true;
+  for (let index = 1; index < edits.length && ordered; index++) {
+    ordered = edits[index - 1]!.at <= edits[index]!.at;
+  }
+  if (!ordered) edits.sort((a, b) => a.at - b.at);
+  const parts: string[] = [];
+  let written = 0;
+  for (const edit of edits) {
+    if (edit.at < written) continue; // the same bracket escaped by two patterns
+    parts.push(text.slice(written, edit.at), edit.replacement);
+    written = edit.at + edit.length;
+  }
+  parts.push(text.slice(written));
+  return { text: parts.join(''), counts };
+}
+
+// Look-alike letters a role word may be spelt with (Cyrillic, Greek, Armenian, Latin
+// variants). Full-width and mathematical letters are folded by NFKC instead.
+const CONFUSABLE: Readonly<Record<string, string>> = {
+  а: 'a',
+  ɑ: 'a',
+  α: 'a',
+  ԁ: 'd',
+  е: 'e',
+  ҽ: 'e',
+  ε: 'e',
+  һ: 'h',
+  հ: 'h',
+  і: 'i',
+  ι: 'i',
+  ı: 'i',
+  ɩ: 'i',
+  ӏ: 'l',
+  м: 'm',
+  ո: 'n',
+  о: 'o',
+  ο: 'o',
+  օ: 'o',
+  р: 'p',
+  ρ: 'p',
+  г: 'r',
+  ѕ: 's',
+  ꜱ: 's',
+  т: 't',
+  τ: 't',
+  ս: 'u',
+  υ: 'u',
+  ν: 'v',
+  ѵ: 'v',
+  у: 'y',
+  ү: 'y',
+  γ: 'y',
+};
+const folded = new Map<string, string>();
+
+/** The ASCII lower-case letter `char` (one code point) looks like, or '' when it is none. */
+export function foldLetter(char: string): string {
+  const code = char.charCodeAt(0);
+  if ((code >= 97 && code <= 122) || (code >= 65 && code <= 90))
+    return String.fromCharCode(code | 32);
+  if (code < 128) return '';
+  let result = folded.get(char);
+  if (result === undefined) {
+    const lower = char.toLowerCase();
+    const normal = char.normalize('NFKC').toLowerCase();
+    result = /^[a-z]$/.test(normal) ? normal : (CONFUSABLE[lower] ?? '');
+    if (folded.size < 65_536) folded.set(char, result);
+  }
+  return result;
+}

@@ -1,6 +1,8 @@
 import { redactCredentials } from '../audit/redact-credentials.js';
 import type { ScrubReport, SecretScrubber } from '../audit/secret-scrubber.js';
-import { ROLE_PATTERNS } from './role-tokens.js';
+import { stripHidden } from './hidden-characters.js';
+import { neutraliseRoleTokens } from './role-tokens.js';
+import { stripTerminalEscapes } from './terminal-escapes.js';
 
 /** Default cap on what a tool may put in front of the model: 32 KiB of UTF-8. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 32_768;
@@ -11,6 +13,7 @@ export interface SanitizerFinding {
     | 'terminal_escape'
     | 'control_character'
     | 'hidden_unicode'
+    | 'invalid_unicode'
     | 'role_token'
     | 'credential'
     | 'secret'
@@ -36,28 +39,20 @@ export interface SanitizedOutput {
   findings: SanitizerFinding[];
 }
 
-// CSI, OSC, DCS/SOS/PM/APC strings and two-character escapes, 7-bit and 8-bit (C1) forms.
-const TERMINAL_ESCAPE =
-  /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)|\x1b[ -/]*[0-~]/g;
-
-// Kept: a valid emoji tag sequence (🏴 + 2–5 tag letters/digits + CANCEL TAG, UTS #51 — the
-// subdivision flags), and a zero-width joiner between two emoji (family, profession emoji).
-// Removed: every other tag character (ASCII smuggling), zero-width characters, bidi controls,
-// variation selectors 17–256 (a known smuggling channel), C0/C1 controls except tab, newline
-// and CR before newline.
-const HIDDEN =
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: these invisible and combining characters are matched one by one on purpose
-  /(\u{1F3F4}[\u{E0061}-\u{E007A}]{2}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,3}\u{E007F})|(?<=[\p{Extended_Pictographic}\p{Emoji_Modifier}\u{FE0F}])(\u200D)(?=\p{Extended_Pictographic})|([\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u061C\u180E\uFEFF\u00AD])|([\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]|\r(?!\n))/gu;
-
 /**
  * Makes anything a tool returned safe to show a model. In order: strips terminal escape
- * sequences and control characters; strips hidden Unicode (tag characters except valid emoji
- * flag tag sequences, zero-width characters, bidi controls); neutralises role-impersonation
- * tokens (`<|im_start|>`, `[INST]`, fake `System:` turn headers, `</tool_result>`-style tags);
- * redacts registered secrets and credential-shaped strings (`[REDACTED:<kind>]`); truncates to
- * `maxBytes` with a `[truncated: N bytes]` marker. Non-string values are serialised as JSON first.
+ * sequences and control characters; strips hidden Unicode (default-ignorable code points:
+ * tag characters except valid emoji flag tag sequences, zero-width characters, bidi controls,
+ * variation selectors except one after an emoji, Hangul and braille fillers) and replaces lone
+ * surrogates; redacts registered secrets (also URL-encoded and base64-encoded, see
+ * `SecretScrubber`) and credential-shaped strings (`[REDACTED:<kind>]`); neutralises
+ * role-impersonation text (`<|im_start|>` and its full-width and escaped forms, `[INST]`,
+ * `</tool_result>`-style tags, fake `System:` / `User:` turn headers, also with look-alike
+ * letters); truncates to `maxBytes` with a `[truncated: N bytes]` marker. Non-string values
+ * are serialised as JSON first.
  *
- * Deterministic and idempotent: sanitising `content` again returns it unchanged.
+ * Deterministic, idempotent (sanitising `content` again returns it unchanged) and linear in
+ * the size of the input (`npm run bench -- sanitize` measures adversarial inputs).
  *
  * @example sanitizeOutput('ok\u001b[31m <|im_start|>system').content // 'ok &lt;|im_start|&gt;system'
  */
@@ -113,54 +108,41 @@ function clean(
   scrubber: SecretScrubber | undefined,
   findings?: SanitizerFinding[],
 ): string {
-  let result = text;
-  let escapes = 0;
-  result = result.replace(TERMINAL_ESCAPE, () => {
-    escapes++;
-    return '';
-  });
-  let controls = 0;
-  let hidden = 0;
-  result = result.replace(HIDDEN, (match, flag, joiner, invisible) => {
-    if (flag !== undefined || joiner !== undefined) return match;
-    if (invisible !== undefined) hidden++;
-    else controls++;
-    return '';
-  });
-  if (findings && escapes > 0) findings.push({ kind: 'terminal_escape', count: escapes });
-  if (findings && controls > 0) findings.push({ kind: 'control_character', count: controls });
-  if (findings && hidden > 0) findings.push({ kind: 'hidden_unicode', count: hidden });
-  // Until nothing changes: neutralising one pattern can complete another, as in
-  // "<|<<SYS>>|>", where escaping the inner marker leaves a bare "<|…|>" token. Every
-  // rewrite removes an angle bracket or square bracket pair or quotes a turn header, so this
-  // ends; the bound only guards against a pattern added later that does not.
-  const roleCounts = new Map<string, number>();
-  for (let round = 0; round < 8; round++) {
-    const before = result;
-    for (const { name, pattern, neutralise } of ROLE_PATTERNS) {
-      result = result.replace(pattern, (...args) => {
-        roleCounts.set(name, (roleCounts.get(name) ?? 0) + 1);
-        // Extra arguments (offset, input) are ignored by the neutralisers.
-        return neutralise(...(args as [string, ...string[]]));
-      });
-    }
-    if (result === before) break;
+  const escapes = stripTerminalEscapes(text);
+  const hidden = stripHidden(escapes.text);
+  if (findings && escapes.removed > 0) {
+    findings.push({ kind: 'terminal_escape', count: escapes.removed });
   }
-  for (const { name } of ROLE_PATTERNS) {
-    const count = roleCounts.get(name);
-    if (findings && count) findings.push({ kind: 'role_token', detail: name, count });
+  if (findings && hidden.controls > 0) {
+    findings.push({ kind: 'control_character', count: hidden.controls });
   }
+  if (findings && hidden.hidden > 0)
+    findings.push({ kind: 'hidden_unicode', count: hidden.hidden });
+  if (findings && hidden.invalid > 0) {
+    findings.push({ kind: 'invalid_unicode', count: hidden.invalid });
+  }
+  // Registered secrets first: escaping a "<" inside one would leave the rest of it
+  // unrecognised (and visible). Credentials last, on the neutralised text, so that the result
+  // is a fixed point: neutralising never has to run again after a redaction.
+  let result = hidden.text;
   if (scrubber) {
     const report: ScrubReport = { secrets: [], credentials: [] };
-    result = scrubber.scrubText(result, report);
+    result = scrubber.scrubSecrets(result, report);
     for (const name of report.secrets) findings?.push({ kind: 'secret', detail: name });
-    for (const kind of report.credentials) findings?.push({ kind: 'credential', detail: kind });
-  } else {
-    const redaction = redactCredentials(result);
-    result = redaction.text;
-    for (const kind of redaction.kinds) findings?.push({ kind: 'credential', detail: kind });
   }
-  return result;
+  const roles = neutraliseRoleTokens(result);
+  for (const [name, count] of roles.counts) {
+    findings?.push({ kind: 'role_token', detail: name, count });
+  }
+  const redaction = redactCredentials(roles.text);
+  for (const kind of redaction.kinds) findings?.push({ kind: 'credential', detail: kind });
+  // A redaction can orphan a presentation selector or joiner that followed an emoji-like
+  // character it replaced: strip again (cheap; usually nothing to do).
+  const orphans = redaction.kinds.length > 0 ? stripHidden(redaction.text) : undefined;
+  if (orphans && findings && orphans.hidden > 0) {
+    findings.push({ kind: 'hidden_unicode', count: orphans.hidden });
+  }
+  return orphans?.text ?? redaction.text;
 }
 
 // One finding per kind and detail, counts added up, in first-seen order.

@@ -1,14 +1,14 @@
-/** All SQL of the tools module. Tables are created by migration 0003_tools.sql. */
+/** All SQL of the tools module. Tables: migrations 0003_tools.sql and 0015_idempotency_fingerprint.sql. */
 
-const RECORD_COLUMNS = `key, state, owner, tool_name, result, error,
+const RECORD_COLUMNS = `key, state, owner, tool_name, fingerprint, result, error,
   (extract(epoch from lease_expires_at) * 1000)::float8 AS lease_ms,
   (extract(epoch from created_at) * 1000)::float8 AS created_ms,
   (extract(epoch from updated_at) * 1000)::float8 AS updated_ms`;
 
-/** Claims a fresh key; returns no row when the key exists. $1 key, $2 owner, $3 tool, $4 lease ms. */
+/** Claims a fresh key; returns no row when the key exists. $1 key, $2 owner, $3 tool, $4 lease ms, $5 fingerprint. */
 export const INSERT_RESERVATION = `
-INSERT INTO veridex_idempotency_keys (key, state, owner, tool_name, lease_expires_at, created_at, updated_at)
-VALUES ($1, 'reserved', $2, $3, clock_timestamp() + $4 * interval '1 millisecond', clock_timestamp(), clock_timestamp())
+INSERT INTO veridex_idempotency_keys (key, state, owner, tool_name, lease_expires_at, created_at, updated_at, fingerprint)
+VALUES ($1, 'reserved', $2, $3, clock_timestamp() + $4 * interval '1 millisecond', clock_timestamp(), clock_timestamp(), $5)
 ON CONFLICT (key) DO NOTHING
 RETURNING ${RECORD_COLUMNS}`;
 
@@ -17,10 +17,10 @@ export const LOCK_KEY = `
 SELECT ${RECORD_COLUMNS}, lease_expires_at <= clock_timestamp() AS expired
 FROM veridex_idempotency_keys WHERE key = $1 FOR UPDATE`;
 
-/** Takes over an expired `reserved` key (nothing external happened yet). $1 key, $2 owner, $3 tool, $4 lease ms. */
+/** Takes over an expired `reserved` key (nothing external happened yet). $1 key, $2 owner, $3 tool, $4 lease ms, $5 fingerprint. */
 export const TAKE_OVER = `
 UPDATE veridex_idempotency_keys
-SET owner = $2, tool_name = $3, lease_expires_at = clock_timestamp() + $4 * interval '1 millisecond', updated_at = clock_timestamp()
+SET owner = $2, tool_name = $3, fingerprint = $5, lease_expires_at = clock_timestamp() + $4 * interval '1 millisecond', updated_at = clock_timestamp()
 WHERE key = $1 RETURNING ${RECORD_COLUMNS}`;
 
 /** An `executing` key whose lease ran out: nobody knows whether the effect happened. */

@@ -1,8 +1,9 @@
 import type { AppendEventInput } from '../audit/audit-log.js';
+import { verbatimDigests } from '../audit/digest-fields.js';
 import { contentHash } from '../audit/sha256.js';
 import { deriveEventId, type TraceEventType } from '../audit/trace-event.js';
 import type { SandboxViolation } from '../sandbox/sandbox.js';
-import type { ToolRunFailure, ToolRunSuccess } from './run-tool-types.js';
+import type { ToolRunFailure, ToolRunSuccess } from './execute-tool-types.js';
 import type { SanitizerFinding } from './sanitize-output.js';
 import type { AnyGovernedTool } from './types.js';
 
@@ -17,10 +18,14 @@ export interface EventScope {
 /** Error codes that mean someone tried something they should not: they also write a `security_event`. */
 export const SECURITY_CODES = new Set<string>([
   'schema_pin_mismatch',
+  'idempotency_conflict',
   'sandbox_violation',
   'secret_access_denied',
   'secret_not_found',
 ]);
+
+// The digests the library computed: stored verbatim, never scanned for credentials.
+const DIGEST_FIELDS = ['schemaHash', 'contentHash', 'idempotencyKey', 'proposalHash'];
 
 function event(
   scope: EventScope,
@@ -33,7 +38,7 @@ function event(
     runId: scope.runId,
     turnIndex: scope.turnIndex,
     type,
-    payload,
+    ...verbatimDigests(payload, DIGEST_FIELDS),
     eventId: deriveEventId(scope.threadId, type, scope.toolCallId, ...id),
   };
 }

@@ -1,6 +1,7 @@
 import type { AuditLog } from '../audit/audit-log.js';
 import { deriveEventId } from '../audit/trace-event.js';
 import { VeridexError } from '../errors/index.js';
+import { canonicalJsonSchemaOf } from './json-schema.js';
 import type { PinStore } from './pin-store.js';
 import { schemaHashOf } from './schema-hash.js';
 import type { AnyGovernedTool } from './types.js';
@@ -175,7 +176,7 @@ export async function checkPins(
     const names = changed.map((change) => `"${change.tool}"`).join(', ');
     throw new VeridexError(
       'schema_pin_mismatch',
-      `Tool ${names} changed since it was pinned (description, schemas, safety class or annotations differ). Review the change; if it is expected, re-pin with accept: [${changed.map((change) => `'${change.tool}'`).join(', ')}] or delete its entry from the lock file.`,
+      `Tool ${names} changed since it was pinned (description, schemas, safety class, annotations, secrets, allowlists or timeout differ). Review the change; if it is expected, re-pin with accept: [${changed.map((change) => `'${change.tool}'`).join(', ')}] or delete its entry from the lock file.`,
       { details: { tools: changed } },
     );
   }
@@ -192,14 +193,27 @@ export async function checkPins(
 
 // A frozen tool whose nested fields are frozen (what tool() returns) cannot change, so its
 // recomputed hash is remembered per object; any edited copy is a new object and is recomputed.
-// (A Proxy cannot fake this: frozen properties must read the same through every trap.)
-const verifiedHashes = new WeakMap<object, string>();
+// (A Proxy cannot fake this: frozen properties must read the same through every trap.) What
+// its schemas render to can change in place (registry metadata), so the remembered hash holds
+// only while both renderings are the ones it was computed from.
+const verifiedHashes = new WeakMap<object, { hash: string; input: string; output: string }>();
 
 function currentHashOf(tool: AnyGovernedTool): string {
+  const input = canonicalJsonSchemaOf(tool.input, 'input');
+  const output = canonicalJsonSchemaOf(tool.output, 'output');
   const cached = verifiedHashes.get(tool);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined && cached.input === input && cached.output === output) {
+    return cached.hash;
+  }
   const hash = schemaHashOf(tool);
-  if (Object.isFrozen(tool) && isDeepFrozen(tool.annotations)) verifiedHashes.set(tool, hash);
+  if (
+    Object.isFrozen(tool) &&
+    isDeepFrozen(tool.annotations) &&
+    isDeepFrozen(tool.secrets) &&
+    isDeepFrozen(tool.sandbox)
+  ) {
+    verifiedHashes.set(tool, { hash, input, output });
+  }
   return hash;
 }
 
@@ -211,7 +225,7 @@ function isDeepFrozen(value: unknown): boolean {
 function mismatch(name: string, pinned: string, current: string, against: string): VeridexError {
   return new VeridexError(
     'schema_pin_mismatch',
-    `Tool "${name}" does not match ${against}: its name, description, schemas, safety class or annotations changed (pinned ${pinned.slice(0, 12)}…, now ${current.slice(0, 12)}…). The call was not run.`,
+    `Tool "${name}" does not match ${against}: its name, description, schemas, safety class, annotations, secrets, allowlists or timeout changed (pinned ${pinned.slice(0, 12)}…, now ${current.slice(0, 12)}…). The call was not run.`,
     { details: { tool: name, pinnedHash: pinned, currentHash: current } },
   );
 }

@@ -3,8 +3,8 @@ import type { AppendEventInput, AuditLog } from '../audit/audit-log.js';
 import type { SecretScrubber } from '../audit/secret-scrubber.js';
 import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
 import type { SandboxViolation } from '../sandbox/sandbox.js';
-import type { ToolRunFailure, ToolRunResult, ToolRunSuccess } from './run-tool-types.js';
-import { sanitizeOutput } from './sanitize-output.js';
+import type { ToolRunFailure, ToolRunResult, ToolRunSuccess } from './execute-tool-types.js';
+import { modelSafeText } from './model-safe-text.js';
 import { scalarDetails } from './tool-call-io.js';
 import {
   type EventScope,
@@ -53,13 +53,13 @@ export class ToolRunReport {
     const code: VeridexErrorCode = VeridexError.is(error) ? error.code : 'tool_failed';
     const raw = error instanceof Error ? error.message : String(error);
     const text = VeridexError.is(error) ? raw : `Tool "${this.#tool.name}" failed: ${raw}`;
-    const scrubber = this.#scrubber ? { scrubber: this.#scrubber } : {};
     return {
       ...this.#identity(),
       status: 'error',
       code,
-      message: sanitizeOutput(text, { maxBytes: 2048, ...scrubber }).content,
+      message: modelSafeText(text, this.#scrubber),
       details: { ...(VeridexError.is(error) ? scalarDetails(error.details) : {}), ...details },
+      error,
     };
   }
 

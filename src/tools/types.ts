@@ -47,8 +47,9 @@ export interface ToolSandboxSpec {
   /** Environment variables a process sandbox passes through. */
   envAllowlist?: readonly string[];
   /**
-   * For `LocalProcessSandbox`: the module that exports this tool (usually `import.meta.url`),
-   * so the child process can import it. Tools without it cannot run in a child process.
+   * For the process sandboxes (`LocalProcessSandbox`, `IsolatedProcessSandbox`): the module
+   * that exports this tool (usually `import.meta.url`), so the child process can import it.
+   * Tools without it cannot run in a child process.
    */
   module?: string;
   /** Export name of the tool in `module` (default: whichever export holds the tool of this name). */
@@ -88,7 +89,7 @@ export interface HttpClient {
   fetch(url: string | URL, init?: RequestInit): Promise<Response>;
 }
 
-/** A file system view jailed to the sandbox root; every path goes through `safeResolve`. */
+/** A file system view jailed to the sandbox root (see `createJailedFs`: no symlink is followed). */
 export interface JailedFs {
   readonly root: string;
   readFile(path: string): Promise<Buffer>;
@@ -111,6 +112,29 @@ export interface ToolCallContext {
   metadata: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * The LangGraph side of a call, as LangGraph's `ToolNode` hands it to a tool (its second
+ * argument): the graph state, the tool call's id, the run's config, and the store, writer and
+ * context of the run. Given to tools that execute in this process (`DenyAllSandbox`,
+ * `InProcessSandbox`); a child-process sandbox cannot carry it, and its tools get none.
+ */
+export interface ToolRuntime {
+  /** The model's tool call id. */
+  toolCallId: string;
+  /** The graph state the tool node was invoked with (or its input list). */
+  state?: unknown;
+  /** The node's `RunnableConfig` (configurable, callbacks, signal, …). */
+  config?: Record<string, unknown>;
+  /** `config.context` of the run (LangGraph's runtime context). */
+  context?: unknown;
+  /** The graph's store, or `null`. */
+  store?: unknown;
+  /** The custom stream writer, or `null`. */
+  writer?: unknown;
+  /** Further fields the host passes (LangChain `createAgent` adds its own). */
+  [key: string]: unknown;
+}
+
 /** What `execute` receives. */
 export interface ToolExecuteArgs<Input> {
   /** Arguments, already validated against the tool's input schema. */
@@ -125,6 +149,8 @@ export interface ToolExecuteArgs<Input> {
   http: HttpClient;
   /** Jailed file system. */
   fs: JailedFs;
+  /** The LangGraph runtime of the call, when it runs in this process inside a graph. */
+  runtime?: ToolRuntime;
 }
 
 /** A tool may separate what the model sees (`llmOutput`) from data kept for the app (`artifact`). */

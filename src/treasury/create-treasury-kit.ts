@@ -1,4 +1,4 @@
-import type { ApprovalManager } from '../approvals/index.js';
+import type { ApprovalManager, ApprovalRequest } from '../approvals/index.js';
 import { AuditLog, type EvidenceSigner } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 import { evidenceNode, type SealedEvidence, sealThreadEvidence } from '../nodes/evidence-node.js';
@@ -6,12 +6,13 @@ import type { PolicyRule } from '../policy/types.js';
 import type { IdempotencyStore } from '../tools/idempotency-store.js';
 import type { AnyGovernedTool } from '../tools/types.js';
 import type { CeilingReservation, CeilingStore } from './ceiling-store.js';
-import { normalizeCounterparty } from './counterparty.js';
+import { normalizeCounterparty, screeningKey } from './counterparty.js';
 import { currencyDecimals, DEFAULT_CURRENCIES } from './currencies.js';
 import { type LimitSpec, readLimits } from './limits.js';
 import { addMoney, type Money, subtractMoney } from './money.js';
 import { parseMoney } from './parse-money.js';
 import {
+  findReconciliationRequest,
   type ReconcileOptions,
   type ReconcileOutcome,
   type ReconcileResult,
@@ -109,6 +110,8 @@ export interface TreasuryKit {
   readonly approvals: ApprovalManager | undefined;
   /** Parses an amount with the kit's currency table. @throws VeridexError `input_invalid`. */
   parseMoney(amount: string, currency: string): Money;
+  /** The open reconciliation request of an in-doubt transfer, to sign a decision on (`signDecision`). */
+  reconciliationRequest(key: string): Promise<ApprovalRequest | undefined>;
   /** Settles an in-doubt transfer (see `reconcileTransfer`). */
   reconcile(
     key: string,
@@ -170,7 +173,7 @@ export function createTreasuryKit(options: TreasuryKitOptions): TreasuryKit {
     allowlist:
       policy.counterpartyAllowlist &&
       new Set(policy.counterpartyAllowlist.map(normalizeCounterparty)),
-    denylist: new Set((policy.counterpartyDenylist ?? []).map(normalizeCounterparty)),
+    denylist: new Set((policy.counterpartyDenylist ?? []).map(screeningKey)),
     timeLock: options.timeLock,
     windowMs: DAY_MS,
     now: options.now ?? (() => new Date()),
@@ -198,6 +201,7 @@ export function createTreasuryKit(options: TreasuryKitOptions): TreasuryKit {
     idempotency: options.idempotency,
     approvals: options.approvals,
     parseMoney: (amount, currency) => parseMoney(amount, currency, { currencies }),
+    reconciliationRequest: (key) => findReconciliationRequest(runtime, key),
     reconcile: (key, outcome, reconcileOptions) =>
       reconcileTransfer(
         runtime,

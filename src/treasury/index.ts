@@ -13,8 +13,11 @@ export {
   type CounterpartyKind,
   counterpartyKind,
   EVM_ADDRESS,
+  ibanOf,
+  nameScreeningKey,
   normalizeCounterparty,
   normalizeName,
+  screeningKey,
 } from './counterparty.js';
 export {
   createTreasuryKit,

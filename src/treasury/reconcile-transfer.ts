@@ -1,8 +1,9 @@
-import { ApprovalManager } from '../approvals/index.js';
+import { ApprovalManager, type ApprovalRequest } from '../approvals/index.js';
 import { VeridexError } from '../errors/index.js';
+import type { SignedDecision } from '../identity/index.js';
+import { executeTool } from '../tools/execute-tool.js';
+import type { ToolRunResult } from '../tools/execute-tool-types.js';
 import type { IdempotencyStore } from '../tools/idempotency-store.js';
-import { runTool } from '../tools/run-tool.js';
-import type { ToolRunResult } from '../tools/run-tool-types.js';
 import type { AnyGovernedTool } from '../tools/types.js';
 import { formatMoney } from './format-money.js';
 import {
@@ -19,8 +20,13 @@ export type ReconcileOutcome = { executed: TransferReceipt } | { executed: false
 
 /** Options of `kit.reconcile`. */
 export interface ReconcileOptions {
-  /** Who reconciled (recorded in the audit log and as the decision on the reconciliation request). */
+  /** Who reconciled (recorded in the audit log; with no `decision`, decides the request in the `unverified` mode). */
   by?: string;
+  /**
+   * The reconciler's signed approval of the pending reconciliation request
+   * (`signDecision({ request: await kit.reconciliationRequest(key), ... })`).
+   */
+  decision?: SignedDecision;
   reason?: string;
 }
 
@@ -107,7 +113,7 @@ export async function reconcileTransfer(
     source: 'reconciliation',
     ...by,
   });
-  const result = await runTool(
+  const result = await executeTool(
     tool,
     {
       to: call.to,
@@ -134,13 +140,31 @@ async function decideRequest(
   options: ReconcileOptions,
   finding: string,
 ): Promise<void> {
-  if (!runtime.approvals || !options.by || threadId === undefined) return;
-  const id = ApprovalManager.approvalId(threadId, `${toolCallId}:reconcile`);
+  if (!runtime.approvals || (!options.by && !options.decision) || threadId === undefined) return;
+  const id = reconciliationRequestId(threadId, toolCallId);
   const request = await runtime.approvals.get(id);
   if (request?.status !== 'pending') return;
-  await runtime.approvals.decide(id, {
-    decision: 'approve',
-    approver: options.by,
-    reason: options.reason ?? `Reconciled on the rail: ${finding}.`,
-  });
+  await runtime.approvals.decide(
+    id,
+    options.decision ?? {
+      decision: 'approve',
+      approver: options.by!,
+      reason: options.reason ?? `Reconciled on the rail: ${finding}.`,
+    },
+  );
+}
+
+/** The id of the reconciliation request opened for an in-doubt transfer of a tool call. */
+export function reconciliationRequestId(threadId: string, toolCallId: string | undefined): string {
+  return ApprovalManager.approvalId(threadId, `${toolCallId}:reconcile`);
+}
+
+/** The reconciliation request of the in-doubt transfer `key` (to sign a decision on), if one is open. */
+export async function findReconciliationRequest(
+  runtime: TreasuryRuntime,
+  key: string,
+): Promise<ApprovalRequest | undefined> {
+  const record = await runtime.ceilings.get(key);
+  if (!runtime.approvals || !record) return undefined;
+  return runtime.approvals.get(reconciliationRequestId(record.threadId, record.toolCallId));
 }

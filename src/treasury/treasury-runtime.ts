@@ -1,7 +1,7 @@
 import type { ApprovalManager } from '../approvals/index.js';
 import type { AuditLog } from '../audit/index.js';
 import type { CeilingLimits, CeilingStore } from './ceiling-store.js';
-import { normalizeCounterparty } from './counterparty.js';
+import { normalizeCounterparty, screeningKey } from './counterparty.js';
 import type { Money } from './money.js';
 import type { SanctionsScreener } from './sanctions-screener.js';
 import type { TimeLockOptions } from './time-lock.js';
@@ -23,6 +23,7 @@ export interface TreasuryRuntime {
   dualApprovalThreshold: ReadonlyMap<string, Money>;
   /** Normalised counterparties; undefined when no allowlist is configured. */
   allowlist: ReadonlySet<string> | undefined;
+  /** Screening keys (`screeningKey`): look-alike names and re-spaced IBANs match. */
   denylist: ReadonlySet<string>;
   timeLock: TimeLockOptions | undefined;
   windowMs: number;
@@ -46,12 +47,13 @@ export async function screenSanctions(
   to: string,
 ): Promise<CounterpartyCheck> {
   const counterparty = normalizeCounterparty(to);
-  if (runtime.denylist.has(counterparty)) {
+  const key = screeningKey(to);
+  if (runtime.denylist.has(key)) {
     return {
       counterparty,
       status: 'hit',
       source: 'denylist',
-      matched: counterparty,
+      matched: key,
       reason: 'counterparty is on the treasury denylist',
     };
   }

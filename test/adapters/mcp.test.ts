@@ -7,13 +7,15 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fromMcpClient, serveMcp } from '../../src/adapters/index.js';
+import type { McpServerLike } from '../../src/adapters/mcp-types.js';
 import { AuditLog } from '../../src/audit/index.js';
-import { MemoryPinStore, runTool, tool } from '../../src/tools/index.js';
+import { runTool } from '../../src/governance/index.js';
+import { MemoryPinStore, tool } from '../../src/tools/index.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'veridex-mcp-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-async function connect(server: McpServer): Promise<Client> {
+async function connect(server: McpServer | McpServerLike): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'test-client', version: '1.0.0' });
@@ -86,6 +88,8 @@ describe('serveMcp', () => {
     });
     const events = await audit.events('mcp-thread');
     expect(events.map((event) => [event.type, event.payload.toolCallId])).toEqual([
+      ['tool_proposed', 'call_7'],
+      ['policy_decision', 'call_7'],
       ['security_event', 'call_7'],
       ['tool_executed', 'call_7'],
     ]);

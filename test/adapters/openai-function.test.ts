@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fromOpenAIFunction, toOpenAIFunction } from '../../src/adapters/index.js';
-import { runTool, tool } from '../../src/tools/index.js';
+import { runTool } from '../../src/governance/index.js';
+import { tool } from '../../src/tools/index.js';
 
 const definition = {
   type: 'function' as const,

@@ -10,6 +10,7 @@ import { AuditLog } from '../../src/audit/index.js';
 import { VeridexError, type VeridexErrorCode } from '../../src/errors/index.js';
 import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
 import type { AnyGovernedTool } from '../../src/tools/index.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 
 // Only the fields a proposal reads; the approvals module never executes the tool.
@@ -63,12 +64,15 @@ async function expectCode(promise: Promise<unknown>, code: VeridexErrorCode) {
   return error as VeridexError;
 }
 
+const TEAM = ['alice', 'bob', 'carol', 'lead', 'cfo', 'controller'];
+
 function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<ApprovalStore>) {
-  function setup(options: { now?: () => Date } = {}) {
+  function setup(options: { now?: () => Date; identity?: 'unverified' } = {}) {
     const audit = new AuditLog();
     const manager = new ApprovalManager({
       store: makeStore(),
       audit,
+      approvers: testApproverInits([...TEAM, 'payout-bot']),
       packs: { 'treasury-high-value': PACK },
       ...options,
     });
@@ -89,11 +93,10 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
   it('approves a human_required request with one approver', async () => {
     const { manager, audit } = setup();
     const request = await manager.request(proposal(), escalate('human_required'));
-    const decided = await manager.decide(request.id, {
-      decision: 'approve',
-      approver: 'alice',
-      reason: 'ok',
-    });
+    const decided = await manager.decide(
+      request.id,
+      signAs(request, 'alice', 'approve', { reason: 'ok' }),
+    );
     expect(decided.status).toBe('approved');
     expect(decided.decisions.map((d) => d.approver)).toEqual(['alice']);
     const types = (await audit.events('thread-1')).map((event) => event.type);
@@ -104,17 +107,17 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
     const { manager, audit } = setup();
     const request = await manager.request(proposal(), escalate('dual_approval'));
     await expectCode(
-      manager.decide(request.id, { decision: 'approve', approver: 'payout-bot' }),
+      manager.decide(request.id, signAs(request, 'payout-bot', 'approve')),
       'proposer_cannot_approve',
     );
-    expect(
-      (await manager.decide(request.id, { decision: 'approve', approver: 'alice' })).status,
-    ).toBe('pending');
+    expect((await manager.decide(request.id, signAs(request, 'alice', 'approve'))).status).toBe(
+      'pending',
+    );
     await expectCode(
-      manager.decide(request.id, { decision: 'approve', approver: 'alice' }),
+      manager.decide(request.id, signAs(request, 'alice', 'approve')),
       'approver_duplicate',
     );
-    const done = await manager.decide(request.id, { decision: 'approve', approver: 'bob' });
+    const done = await manager.decide(request.id, signAs(request, 'bob', 'approve'));
     expect(done.status).toBe('approved');
     expect(done.decisions.map((d) => d.approver)).toEqual(['alice', 'bob']);
     const security = (await audit.events('thread-1')).filter(
@@ -131,15 +134,14 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
     const request = await manager.request(proposal(), escalate('dual_approval'));
     expect(
       (
-        await manager.decide(request.id, {
-          decision: 'reject',
-          approver: 'alice',
-          reason: 'unknown vendor',
-        })
+        await manager.decide(
+          request.id,
+          signAs(request, 'alice', 'reject', { reason: 'unknown vendor' }),
+        )
       ).status,
     ).toBe('rejected');
     await expectCode(
-      manager.decide(request.id, { decision: 'approve', approver: 'bob' }),
+      manager.decide(request.id, signAs(request, 'bob', 'approve')),
       'approval_already_decided',
     );
   });
@@ -147,11 +149,12 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
   it('records an edit with the replacement arguments', async () => {
     const { manager } = setup();
     const request = await manager.request(proposal(), escalate('human_required'));
-    const edited = await manager.decide(request.id, {
-      decision: 'edit',
-      approver: 'alice',
-      editedArgs: { to: 'acme', amount: '40000.00', currency: 'USD' },
-    });
+    const edited = await manager.decide(
+      request.id,
+      signAs(request, 'alice', 'edit', {
+        editedArgs: { to: 'acme', amount: '40000.00', currency: 'USD' },
+      }),
+    );
     expect(edited.status).toBe('edited');
     expect(edited.decisions[0]?.editedArgs).toEqual({
       to: 'acme',
@@ -182,8 +185,18 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
     expect((await manager.require(request.id)).status).toBe('pending');
   });
 
-  it('treats a replayed decision id as a no-op', async () => {
+  it('counts a replayed signed decision once', async () => {
     const { manager } = setup();
+    const request = await manager.request(proposal(), escalate('dual_approval'));
+    const signed = signAs(request, 'alice');
+    await manager.decide(request.id, signed);
+    const replay = await manager.decide(request.id, signed);
+    expect(replay.decisions).toHaveLength(1);
+    expect(replay.status).toBe('pending');
+  });
+
+  it('treats a replayed decision id as a no-op in the unverified development mode', async () => {
+    const { manager } = setup({ identity: 'unverified' });
     const request = await manager.request(proposal(), escalate('dual_approval'));
     await manager.decide(request.id, {
       decision: 'approve',
@@ -196,6 +209,7 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
       decisionId: 'resume-1:0',
     });
     expect(replay.decisions).toHaveLength(1);
+    expect(replay.decisions[0]?.verified).toBe(false);
     expect(replay.status).toBe('pending');
   });
 
@@ -212,7 +226,7 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
     );
     now += 60_000;
     await expectCode(
-      manager.decide(a.id, { decision: 'approve', approver: 'alice' }),
+      manager.decide(a.id, signAs(a, 'alice', 'approve', { decidedAt: new Date(now) })),
       'approval_expired',
     );
     expect((await manager.require(a.id)).status).toBe('expired');
@@ -233,7 +247,7 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
       escalate('policy_pack', { pack: 'treasury-high-value' }),
     );
     await expectCode(
-      manager.decide(request.id, { decision: 'approve', approver: 'cfo' }),
+      manager.decide(request.id, signAs(request, 'cfo', 'approve', { decidedAt: new Date(now) })),
       'approver_not_allowed',
     );
     expect((await manager.listPending({ approver: 'lead' })).map((r) => r.id)).toEqual([
@@ -243,7 +257,7 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
 
     now += 15 * 60_000; // tier 1 times out
     await expectCode(
-      manager.decide(request.id, { decision: 'approve', approver: 'lead' }),
+      manager.decide(request.id, signAs(request, 'lead', 'approve', { decidedAt: new Date(now) })),
       'approver_not_allowed',
     );
     const atFinance = await manager.require(request.id);
@@ -254,7 +268,7 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
 
     now += 60 * 60_000; // tier 2 times out: the final action is deny
     await expectCode(
-      manager.decide(request.id, { decision: 'approve', approver: 'cfo' }),
+      manager.decide(request.id, signAs(request, 'cfo', 'approve', { decidedAt: new Date(now) })),
       'approval_expired',
     );
   });
@@ -268,7 +282,12 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
     );
     now += 20 * 60_000;
     expect(
-      (await manager.decide(request.id, { decision: 'approve', approver: 'controller' })).status,
+      (
+        await manager.decide(
+          request.id,
+          signAs(request, 'controller', 'approve', { decidedAt: new Date(now) }),
+        )
+      ).status,
     ).toBe('approved');
   });
 
@@ -288,20 +307,21 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
   if (open) {
     it('gives one consistent outcome when two connections decide at once', async () => {
       const audit = new AuditLog();
-      const one = new ApprovalManager({ store: makeStore(), audit });
-      const two = new ApprovalManager({ store: await open(), audit });
+      const approvers = testApproverInits(TEAM);
+      const one = new ApprovalManager({ store: makeStore(), audit, approvers });
+      const two = new ApprovalManager({ store: await open(), audit, approvers });
       for (let round = 0; round < 5; round++) {
         const request = await one.request(proposal(`race_${round}`), escalate('dual_approval'));
         // Same approver from two processes: exactly one wins.
         const sameApprover = await Promise.allSettled([
-          one.decide(request.id, { decision: 'approve', approver: 'alice' }),
-          two.decide(request.id, { decision: 'approve', approver: 'alice' }),
+          one.decide(request.id, signAs(request, 'alice', 'approve')),
+          two.decide(request.id, signAs(request, 'alice', 'approve')),
         ]);
         expect(sameApprover.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
         // Approve and reject racing: whichever is second sees the first.
         const racing = await Promise.allSettled([
-          one.decide(request.id, { decision: 'approve', approver: 'bob' }),
-          two.decide(request.id, { decision: 'reject', approver: 'carol' }),
+          one.decide(request.id, signAs(request, 'bob', 'approve')),
+          two.decide(request.id, signAs(request, 'carol', 'reject')),
         ]);
         const final = await one.require(request.id);
         expect(final.decisions).toHaveLength(2);

@@ -118,6 +118,29 @@ function auditContract(
         expect(events).toHaveLength(45);
         expect(verifyChain(events).valid).toBe(true);
       });
+
+      it('stores a replay-safe event once when several connections append it at the same moment', async () => {
+        const logs = [makeStore(), await open(), await open()].map(
+          (store) => new AuditLog({ store }),
+        );
+        for (let round = 0; round < 10; round++) {
+          const threadId = `race-${round}`;
+          // The same deterministic event from three processes (a resume handled twice).
+          const appended = await Promise.all(
+            logs.map((log) =>
+              log.append({
+                threadId,
+                eventId: `evt_race_${round}`,
+                type: 'approval_decided',
+                payload: { round },
+              }),
+            ),
+          );
+          expect(new Set(appended.map((event) => event.hash)).size).toBe(1);
+          const events = await logs[0]!.events(threadId);
+          expect(events.map((event) => event.eventId)).toEqual([`evt_race_${round}`]);
+        }
+      });
     }
   });
 }

@@ -94,6 +94,14 @@ describe('canonicalJson (RFC 8785)', () => {
     expect(() => canonicalJson(loop)).toThrow(/circular/);
   });
 
+  it('keeps an own "__proto__" key whatever the key order (two objects never hash the same)', () => {
+    const unsorted = JSON.parse('{"b":1,"__proto__":{"x":1}}');
+    const sorted = JSON.parse('{"__proto__":{"x":1},"b":1}');
+    expect(canonicalJson(unsorted)).toBe('{"__proto__":{"x":1},"b":1}');
+    expect(canonicalJson(sorted)).toBe('{"__proto__":{"x":1},"b":1}');
+    expect(canonicalJson(unsorted)).not.toBe(canonicalJson({ b: 1 }));
+  });
+
   it('omits undefined object properties, like JSON.stringify', () => {
     expect(canonicalJson({ a: 1, b: undefined })).toBe('{"a":1}');
   });

@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { describeEachDatabase, postgresUrl } from '../support/databases.js';
 
+// Two real processes, each starting tsx and opening a database: tens of seconds on a loaded
+// 2-core machine. The limit only stops a hung test.
+const PROCESS_TEST_MS = 300_000;
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const script = fileURLToPath(new URL('./fixtures/approval-process.ts', import.meta.url));
 
@@ -48,23 +51,31 @@ async function suspendThenResume(url: string, schema: string): Promise<void> {
 }
 
 describe('PostgresCheckpointer across processes [pglite]', () => {
-  it('suspends a graph in one process and resumes it in another on one data directory', async () => {
-    // PGlite is single-process: the two processes open the directory one after the other.
-    const dir = mkdtempSync(join(tmpdir(), 'veridex-checkpointer-'));
-    try {
-      await suspendThenResume(`file://${join(dir, 'db')}`, 'public');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
+  it(
+    'suspends a graph in one process and resumes it in another on one data directory',
+    async () => {
+      // PGlite is single-process: the two processes open the directory one after the other.
+      const dir = mkdtempSync(join(tmpdir(), 'veridex-checkpointer-'));
+      try {
+        await suspendThenResume(`file://${join(dir, 'db')}`, 'public');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    PROCESS_TEST_MS,
+  );
 });
 
 describeEachDatabase(
   'PostgresCheckpointer across processes',
   ({ db }) => {
-    it('suspends a graph in one process and resumes it in another on the same server', async () => {
-      await suspendThenResume(postgresUrl!, db().schema);
-    }, 60_000);
+    it(
+      'suspends a graph in one process and resumes it in another on the same server',
+      async () => {
+        await suspendThenResume(postgresUrl!, db().schema);
+      },
+      PROCESS_TEST_MS,
+    );
   },
   { backends: ['postgres'] },
 );

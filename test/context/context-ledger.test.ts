@@ -10,6 +10,9 @@ import {
 import { VeridexError } from '../../src/errors/index.js';
 import { describeEachDatabase } from '../support/databases.js';
 
+/** The ledger these envelopes are sealed for and received in. */
+const AUDIENCE = 'thread-1';
+
 const key = { id: 'ledger-key', secret: 'k'.repeat(32) };
 
 function seal(
@@ -21,6 +24,7 @@ function seal(
     version,
     tokenBudget: 1_000,
     key,
+    audience: AUDIENCE,
     ...(parents ? { parents } : {}),
   });
 }
@@ -62,7 +66,7 @@ function ledgerContract(
       const ledger = makeLedger();
       await ledger.commit('t', seal(0, { nested: { b: 2, a: [1, 'x'] } }, []));
       const stored = (await ledger.get('t', 0))!.envelope;
-      expect(verifyEnvelope(stored, { keys: [key] }).valid).toBe(true);
+      expect(verifyEnvelope(stored, { audience: AUDIENCE, keys: [key] }).valid).toBe(true);
     });
 
     it('treats committing the same envelope again as a no-op', async () => {

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { Annotation, END, MemorySaver, START, StateGraph } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -19,6 +18,9 @@ import {
   handoffNode,
   joinHandoff,
 } from '../../src/nodes/index.js';
+
+/** The ledger these envelopes are sealed for and received in. */
+const AUDIENCE = 'pipeline';
 
 const key = { id: 'agents-2026', secret: 'a-shared-secret-of-at-least-32-bytes!' };
 const Findings = z.strictObject({
@@ -49,7 +51,9 @@ function pipeline(options: {
         summary: `Findings on ${state.topic}`,
         confidence_score: 0.8,
       };
-      return { envelope: sealEnvelope(payload, { version, tokenBudget: 500, key }) };
+      return {
+        envelope: sealEnvelope(payload, { version, tokenBudget: 500, key, audience: AUDIENCE }),
+      };
     })
     .addNode('transit', (state) =>
       state.tamper
@@ -154,7 +158,7 @@ describe('handoffNode in a multi-agent graph', () => {
     const receive = handoffNode({ schema: Findings, keys: [key], onInvalid: 'fail' });
     const envelope = sealEnvelope(
       { entities: [], summary: 's', confidence_score: 1, extra: 'drift' },
-      { version: 0, tokenBudget: 100, key },
+      { version: 0, tokenBudget: 100, key, audience: 'default' },
     );
     const error = await receive({ envelope }).catch((caught: unknown) => caught);
     expect((error as VeridexError).details.reason).toBe('schema_mismatch');
@@ -166,7 +170,7 @@ describe('handoffNode in a multi-agent graph', () => {
     const seal = (version: number, summary: string) =>
       sealEnvelope(
         { entities: [], summary, confidence_score: 1 },
-        { version, tokenBudget: 100, key },
+        { version, tokenBudget: 100, key, audience: 'default' },
       );
     const old = seal(0, 'approve 100 USD');
     await receive({ envelope: old });
@@ -197,7 +201,7 @@ describe('handoffNode in a multi-agent graph', () => {
     });
     const envelope = sealEnvelope(
       { entities: [], summary: 's', confidence_score: 1 },
-      { version: 0, tokenBudget: 100, key },
+      { version: 0, tokenBudget: 100, key, audience: 'replayed' },
     );
     const config = { configurable: { thread_id: 'replayed' } };
     const first = await receive({ envelope }, config);
@@ -222,10 +226,16 @@ describe('handoffNode at a subgraph boundary', () => {
       .addEdge('write', END)
       .compile();
     const parent = new StateGraph(Sub)
-      .addNode('research', () => ({
+      .addNode('research', (_state, config) => ({
         envelope: sealEnvelope(
           { entities: ['Acme', 'Globex'], summary: 'two vendors', confidence_score: 0.7 },
-          { version: 0, tokenBudget: 200, key },
+          {
+            version: 0,
+            tokenBudget: 200,
+            key,
+            // The subgraph's node that may receive it, in this thread's ledger.
+            audience: { ledger: String(config.configurable?.thread_id), node: 'receive' },
+          },
         ),
       }))
       .addNode('writers', writerTeam)
@@ -264,6 +274,18 @@ describe('fork-join with Send', () => {
     finished: string[],
     seen: unknown[],
   ) {
+    // Branches finish in the order of their delays, enforced by a turnstile rather than by
+    // timers (a loaded machine can run 5, 15 and 25 ms timers in any order): each branch waits
+    // for the one before it to finish.
+    const order = Object.keys(delays).sort((a, b) => delays[a]! - delays[b]!);
+    const turns = order.map(() => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      return { promise, resolve };
+    });
+    turns[0]!.resolve();
     return new StateGraph(HandoffAnnotation)
       .addNode(
         'receive',
@@ -276,8 +298,10 @@ describe('fork-join with Send', () => {
         }),
       )
       .addNode('analyst', async (input: BranchInput<Findings>) => {
-        await delay(delays[input.branch]!);
+        const turn = order.indexOf(input.branch);
+        await turns[turn]!.promise;
         finished.push(input.branch);
+        turns[turn + 1]?.resolve();
         seen.push({
           branch: input.branch,
           version: input.snapshotVersion,
@@ -326,7 +350,7 @@ describe('fork-join with Send', () => {
       const ledger = new MemoryContextLedger();
       const snapshot = sealEnvelope(
         { entities: ['Acme'], summary: 'one vendor', confidence_score: 0.5 },
-        { version: 4, tokenBudget: 500, key },
+        { version: 4, tokenBudget: 500, key, audience: 'research' },
       );
       const finished: string[] = [];
       const seen: unknown[] = [];
@@ -344,7 +368,9 @@ describe('fork-join with Send', () => {
       const envelope = result.envelope as ContextEnvelope<Findings>;
       expect(envelope.version).toBe(5);
       expect(envelope.parents).toEqual([4]);
-      expect(verifyEnvelope(envelope, { keys: [key], schema: Findings }).valid).toBe(true);
+      expect(
+        verifyEnvelope(envelope, { audience: 'research', keys: [key], schema: Findings }).valid,
+      ).toBe(true);
       expect(result.branchResults).toEqual([]);
       merged.push(canonicalJson(result.context));
     }
@@ -361,7 +387,7 @@ describe('fork-join with Send', () => {
   it('hands each branch its own frozen copy of the snapshot, taken at fork time', () => {
     const envelope = sealEnvelope(
       { entities: ['Acme'], nested: { level: 'low' } },
-      { version: 2, tokenBudget: 100, key },
+      { version: 2, tokenBudget: 100, key, audience: AUDIENCE },
     );
     const sends = forkHandoff({ node: 'analyst', branches: ['a', 'b'] })({ envelope });
     const inputs = sends.map(
@@ -387,7 +413,10 @@ describe('fork-join with Send', () => {
       tokenBudget: 500,
       ledger,
     });
-    const snapshot = sealEnvelope({ entities: ['Acme'] }, { version: 0, tokenBudget: 500, key });
+    const snapshot = sealEnvelope(
+      { entities: ['Acme'] },
+      { version: 0, tokenBudget: 500, key, audience: AUDIENCE },
+    );
     await ledger.commit('default', snapshot);
     const state = {
       envelope: snapshot,

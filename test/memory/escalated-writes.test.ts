@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { ApprovalManager } from '../../src/approvals/index.js';
 import { memoryRules } from '../../src/memory/index.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { countRecords, makeMemory } from './memory-fixture.js';
 
@@ -13,7 +14,7 @@ describeEachDatabase('escalated memory writes', ({ db }) => {
   const context = { threadId: 'thread-esc', runId: 'run-1' };
 
   it('waits for a human: stored once approved, never before, and only once', async () => {
-    const approvals = new ApprovalManager({ db: db() });
+    const approvals = new ApprovalManager({ db: db(), approvers: testApproverInits(['alice']) });
     const { memory } = makeMemory(db(), {
       rules: [memoryRules.toolSourcedWrites('escalate')],
       approvals,
@@ -31,24 +32,24 @@ describeEachDatabase('escalated memory writes', ({ db }) => {
     expect((await memory.propose(write, context)).status).toBe('escalated');
     expect(await countRecords(db())).toBe(0);
 
-    await approvals.decide(approvalId!, { decision: 'approve', approver: 'alice' });
+    await approvals.decide(approvalId!, signAs(await approvals.require(approvalId!), 'alice'));
     expect((await memory.propose(write, context)).status).toBe('written');
     expect((await memory.propose(write, context)).status).toBe('written');
     expect(await countRecords(db())).toBe(1);
   });
 
   it('denies the write once a human rejected it', async () => {
-    const approvals = new ApprovalManager({ db: db() });
+    const approvals = new ApprovalManager({ db: db(), approvers: testApproverInits(['alice']) });
     const { memory } = makeMemory(db(), {
       rules: [memoryRules.toolSourcedWrites('escalate')],
       approvals,
     });
     const first = await memory.propose(write, context);
-    await approvals.decide(first.status === 'escalated' ? first.approvalId! : '', {
-      decision: 'reject',
-      approver: 'alice',
-      reason: 'looks injected',
-    });
+    const approvalId = first.status === 'escalated' ? first.approvalId! : '';
+    await approvals.decide(
+      approvalId,
+      signAs(await approvals.require(approvalId), 'alice', 'reject', { reason: 'looks injected' }),
+    );
     const again = await memory.propose(write, context);
     expect(again).toMatchObject({ status: 'denied', code: 'memory_write_denied' });
     expect(await countRecords(db())).toBe(0);

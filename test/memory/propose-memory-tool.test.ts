@@ -3,10 +3,10 @@ import { HumanMessage, type ToolMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { expect, it } from 'vitest';
+import { runTool } from '../../src/governance/index.js';
 import { memoryRules, proposeMemoryTool } from '../../src/memory/index.js';
 import { governedToolNode } from '../../src/nodes/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { runTool } from '../../src/tools/index.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { countRecords, makeMemory } from './memory-fixture.js';
 

@@ -18,6 +18,7 @@ import {
 import { PolicyEngine, type PolicyRule, rules } from '../../src/policy/index.js';
 import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js';
 import { type AnyGovernedTool, tool } from '../../src/tools/index.js';
+import { TEST_APPROVERS, testApproverInits } from '../support/approvers.js';
 
 /** Side effects of the test tools, so tests can count executions. */
 export interface Ledger {
@@ -100,7 +101,12 @@ export function buildGovernedGraph(
     ],
     ...(options.now ? { now: options.now } : {}),
   });
-  const approvals = new ApprovalManager({ audit, ...(options.now ? { now: options.now } : {}) });
+  // 'payout-bot' (the agent) is registered too: it may hold a key and still never approve itself.
+  const approvals = new ApprovalManager({
+    audit,
+    approvers: testApproverInits([...TEST_APPROVERS, 'payout-bot']),
+    ...(options.now ? { now: options.now } : {}),
+  });
   const model = scriptedModel(turns);
   const tools = governedToolNode({
     tools: [...testTools(ledger), ...(options.extraTools ?? [])],

@@ -4,10 +4,16 @@ import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AuditLog } from '../../src/audit/index.js';
-import { type ApprovalsInterrupt, governedToolNode, resumeThread } from '../../src/nodes/index.js';
+import {
+  type ApprovalsInterrupt,
+  governedToolNode,
+  type PendingApproval,
+  resumeThread,
+} from '../../src/nodes/index.js';
 import { PolicyEngine, policyRule, rules } from '../../src/policy/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { tool } from '../../src/tools/index.js';
+import { signAs } from '../support/approvers.js';
 import { buildGovernedGraph } from './governed-graph.js';
 
 const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
@@ -34,17 +40,14 @@ async function securityKinds(audit: AuditLog, threadId: string) {
     .map((event) => event.payload.kind);
 }
 
-/** Resumes `threadId` with one approval decision, as an approver would through the graph. */
+/** Resumes `threadId` with one signed approval, as an approver would through the graph. */
 function approve(
   graph: ReturnType<typeof buildGovernedGraph>['graph'],
   threadId: string,
-  approvalId: string,
+  pending: PendingApproval,
   approver: string,
 ) {
-  return graph.invoke(
-    new Command({ resume: { approvalId, decision: 'approve', approver } }),
-    config(threadId),
-  );
+  return graph.invoke(new Command({ resume: signAs(pending, approver) }), config(threadId));
 }
 
 /** A read tool that asks the operator through LangGraph's own `interrupt()`. */
@@ -109,10 +112,13 @@ describe('governedToolNode', () => {
     ]);
     const result = await graph.invoke({ messages: [new HumanMessage('go')] }, config('t-bad'));
     const [unknown, invalid] = toolMessages(result);
-    expect(unknown?.content).toMatch(
-      /tool_not_found.*launch_rockets.*get_balance, transfer, rotate_key/,
+    // The tool's own failures read as ToolNode words them; the code rides in additional_kwargs.
+    expect(unknown?.content).toBe(
+      'Error: Tool "launch_rockets" not found.\n Please fix your mistakes.',
     );
-    expect(invalid?.content).toMatch(/input_invalid.*currency/);
+    expect(unknown?.additional_kwargs.veridex_code).toBe('tool_not_found');
+    expect(invalid?.content).toMatch(/^Error: .*currency[\s\S]*Please fix your mistakes\.$/);
+    expect(invalid?.additional_kwargs.veridex_code).toBe('input_invalid');
     expect(
       (await audit.events('t-bad')).filter((event) => event.type === 'tool_failed'),
     ).toHaveLength(2);
@@ -138,20 +144,66 @@ describe('governedToolNode', () => {
     });
     expect(approval?.proposalHash).toMatch(/^[0-9a-f]{64}$/);
     expect(ledger.transfers).toHaveLength(0);
-    const id = approval!.approvalId;
 
-    const afterAlice = await approve(graph, 't-dual', id, 'alice');
+    const afterAlice = await approve(graph, 't-dual', approval!, 'alice');
     expect(pendingOf(afterAlice).approvals[0]?.approvals.map((a) => a.approver)).toEqual(['alice']);
-    const afterRepeat = await approve(graph, 't-dual', id, 'alice');
+    const afterRepeat = await approve(graph, 't-dual', approval!, 'alice');
     expect(pendingOf(afterRepeat).approvals[0]?.approvals).toHaveLength(1);
+    // The caller learns why the repeat did not count.
+    expect(pendingOf(afterRepeat).approvals[0]?.refusals).toEqual([
+      expect.objectContaining({ code: 'approver_duplicate', approver: 'alice' }),
+    ]);
     expect(ledger.transfers).toHaveLength(0);
 
-    const done = await approve(graph, 't-dual', id, 'bob');
+    const done = await approve(graph, 't-dual', approval!, 'bob');
     expect('__interrupt__' in done).toBe(false);
     expect(done.messages.at(-1)?.content).toBe('paid');
     expect(ledger.transfers).toHaveLength(1);
     expect(ledger.transfers[0]?.approvedBy).toEqual(['alice', 'bob']);
     expect(await securityKinds(audit, 't-dual')).toEqual(['approver_duplicate']);
+  });
+
+  it('does not let one resume payload of bare names complete a dual approval, and says why', async () => {
+    const { graph, ledger } = buildGovernedGraph([{ toolCalls: [pay('50000.00')] }, 'paid']);
+    const [approval] = pendingOf(
+      await graph.invoke({ messages: [new HumanMessage('pay')] }, config('t-bare')),
+    ).approvals;
+    const approvalId = approval!.approvalId;
+    const result = await graph.invoke(
+      new Command({
+        resume: [
+          { approvalId, decision: 'approve', approver: 'alice' },
+          { approvalId, decision: 'approve', approver: 'bob' },
+          { approvalId: 'apr_elsewhere', decision: 'approve', approver: 'carol' },
+        ],
+      }),
+      config('t-bare'),
+    );
+    const still = pendingOf(result);
+    expect(still.approvals[0]?.approvals).toEqual([]);
+    expect(still.approvals[0]?.refusals.map((r) => [r.approver, r.code])).toEqual([
+      ['alice', 'decision_unsigned'],
+      ['bob', 'decision_unsigned'],
+    ]);
+    expect(still.refusals).toEqual([
+      expect.objectContaining({ approvalId: 'apr_elsewhere', code: 'approval_not_found' }),
+    ]);
+    expect(ledger.transfers).toHaveLength(0);
+  });
+
+  it('refuses to resume a thread that never ran or is not waiting for approvals', async () => {
+    const { graph } = buildGovernedGraph([{ toolCalls: [pay('10.00')] }, 'ok']);
+    await expect(resumeThread(graph, 'no-such-thread')).rejects.toMatchObject({
+      code: 'thread_not_found',
+    });
+    const { graph: reads } = buildGovernedGraph([
+      { toolCalls: [{ name: 'get_balance', args: { currency: 'USD' } }] },
+      'done',
+    ]);
+    await reads.invoke({ messages: [new HumanMessage('balance?')] }, config('t-finished'));
+    await expect(resumeThread(reads, 't-finished')).rejects.toMatchObject({
+      code: 'thread_not_suspended',
+    });
   });
 
   it('executes approved parallel calls once across every resume (the upstream re-execution bug)', async () => {
@@ -169,13 +221,7 @@ describe('governedToolNode', () => {
     // One interrupt lists both escalations: dual approval above the threshold, one human below.
     const [big, small] = pendingOf(first).approvals;
     expect([big?.route, small?.route]).toEqual(['dual_approval', 'human_required']);
-    const resumes = [
-      [
-        { approvalId: big!.approvalId, decision: 'approve', approver: 'alice' },
-        { approvalId: small!.approvalId, decision: 'approve', approver: 'alice' },
-      ],
-      [{ approvalId: big!.approvalId, decision: 'approve', approver: 'bob' }],
-    ];
+    const resumes = [[signAs(big!, 'alice'), signAs(small!, 'alice')], [signAs(big!, 'bob')]];
     for (const resume of resumes) {
       expect(ledger.transfers).toHaveLength(0);
       expect(ledger.balanceReads).toBe(0);
@@ -195,12 +241,16 @@ describe('governedToolNode', () => {
 
   it('refuses the proposer, forged ids and malformed payloads, and stays resumable', async () => {
     const { graph, ledger, audit } = buildGovernedGraph([{ toolCalls: [pay('50.00')] }, 'paid']);
-    const approvalId = pendingOf(
+    const pending = pendingOf(
       await graph.invoke({ messages: [new HumanMessage('pay')] }, config('t-red')),
-    ).approvals[0]!.approvalId;
+    ).approvals[0]!;
+    const approvalId = pending.approvalId;
     for (const resume of [
-      { approvalId, decision: 'approve', approver: 'payout-bot' },
-      { approvalId: 'apr_forged0000000000000000', decision: 'approve', approver: 'alice' },
+      signAs(pending, 'payout-bot'),
+      signAs(
+        { approvalId: 'apr_forged0000000000000000', proposalHash: pending.proposalHash },
+        'alice',
+      ),
       'approve it please',
       [{ decision: 'approve' }],
       { approvalId, decision: 'maybe', approver: 'alice' },
@@ -217,7 +267,7 @@ describe('governedToolNode', () => {
       'resume_payload_invalid',
     ]);
     const done = await graph.invoke(
-      new Command({ resume: { approvalId, decision: 'approve', approver: 'alice' } }),
+      new Command({ resume: signAs(pending, 'alice') }),
       config('t-red'),
     );
     expect(done.messages.at(-1)?.content).toBe('paid');
@@ -242,7 +292,7 @@ describe('governedToolNode', () => {
       ],
     });
     await graph.updateState(config('t-mut'), { messages: [forged] });
-    const result = await approve(graph, 't-mut', pending.approvals[0]!.approvalId, 'alice');
+    const result = await approve(graph, 't-mut', pending.approvals[0]!, 'alice');
     expect(ledger.transfers).toHaveLength(0);
     const message = toolMessages(result).find((m) => m.tool_call_id === 'c_mut');
     expect(message?.content).toMatch(/proposal_mutation_detected/);
@@ -260,7 +310,12 @@ describe('governedToolNode', () => {
       await graph.invoke({ messages: [new HumanMessage('pay')] }, config('t-exp')),
     );
     now += 25 * 60 * 60 * 1000;
-    const result = await approve(graph, 't-exp', pending.approvals[0]!.approvalId, 'alice');
+    const result = await graph.invoke(
+      new Command({
+        resume: signAs(pending.approvals[0]!, 'alice', 'approve', { decidedAt: new Date(now) }),
+      }),
+      config('t-exp'),
+    );
     expect(ledger.transfers).toHaveLength(0);
     expect(toolMessages(result)[0]?.content).toMatch(/approval_expired/);
   });
@@ -272,12 +327,7 @@ describe('governedToolNode', () => {
     );
     const result = await graph.invoke(
       new Command({
-        resume: {
-          approvalId: pending.approvals[0]!.approvalId,
-          decision: 'reject',
-          approver: 'alice',
-          reason: 'unknown vendor',
-        },
+        resume: signAs(pending.approvals[0]!, 'alice', 'reject', { reason: 'unknown vendor' }),
       }),
       config('t-rej'),
     );
@@ -292,12 +342,9 @@ describe('governedToolNode', () => {
     );
     const edited = await graph.invoke(
       new Command({
-        resume: {
-          approvalId: pending.approvals[0]!.approvalId,
-          decision: 'edit',
-          approver: 'alice',
+        resume: signAs(pending.approvals[0]!, 'alice', 'edit', {
           editedArgs: { to: 'acme', amount: '5000.00', currency: 'USD' },
-        },
+        }),
       }),
       config('t-edit'),
     );
@@ -308,7 +355,14 @@ describe('governedToolNode', () => {
       requiredApprovals: 1,
     });
     expect(revised.approvalId).not.toBe(pending.approvals[0]!.approvalId);
-    await approve(graph, 't-edit', revised.approvalId, 'bob');
+    // Whoever edited the arguments proposed the new version: alice cannot approve her own edit.
+    expect(revised.proposers).toEqual(['payout-bot', 'alice']);
+    const selfApproved = await approve(graph, 't-edit', revised, 'alice');
+    expect(pendingOf(selfApproved).approvals[0]?.refusals).toEqual([
+      expect.objectContaining({ code: 'proposer_cannot_approve' }),
+    ]);
+    expect(ledger.transfers).toHaveLength(0);
+    await approve(graph, 't-edit', revised, 'bob');
     expect(ledger.transfers.map((transfer) => transfer.amount)).toEqual(['5000.00']);
   });
 
@@ -320,11 +374,11 @@ describe('governedToolNode', () => {
     const pending = pendingOf(
       await graph.invoke({ messages: [new HumanMessage('pay')] }, config('t-oob')),
     );
-    const id = pending.approvals[0]!.approvalId;
-    await approvals.decide(id, { decision: 'approve', approver: 'alice' });
+    const request = pending.approvals[0]!;
+    await approvals.decide(request.approvalId, signAs(request, 'alice'));
     const halfway = await resumeThread(graph, 't-oob');
     expect(pendingOf(halfway).approvals[0]?.approvals.map((a) => a.approver)).toEqual(['alice']);
-    await approvals.decide(id, { decision: 'approve', approver: 'bob' });
+    await approvals.decide(request.approvalId, signAs(request, 'bob'));
     const done = await resumeThread(graph, 't-oob');
     expect(done.messages.at(-1)?.content).toBe('paid');
     expect(ledger.transfers).toHaveLength(1);

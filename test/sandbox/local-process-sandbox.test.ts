@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../src/audit/index.js';
 import { LocalProcessSandbox } from '../../src/sandbox/index.js';
-import { type AnyGovernedTool, runTool, SecretsProvider, tool } from '../../src/tools/index.js';
+import { executeTool } from '../../src/tools/execute-tool.js';
+import { type AnyGovernedTool, SecretsProvider, tool } from '../../src/tools/index.js';
 import * as hostile from './fixtures/hostile-tools.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'veridex-child-')));
@@ -48,7 +49,7 @@ const sandbox = new LocalProcessSandbox({
 
 async function run(subject: AnyGovernedTool, arg: string, box = sandbox, extra: object = {}) {
   const audit = new AuditLog();
-  const result = await runTool(
+  const result = await executeTool(
     subject,
     { arg },
     { sandbox: box, audit, threadId: 't', toolCallId: 'c', ...extra },
@@ -170,7 +171,7 @@ describe('LocalProcessSandbox', () => {
     });
   });
 
-  it('kills the child when runTool times out (tool timeoutMs aborts the signal)', async () => {
+  it('kills the child when executeTool times out (tool timeoutMs aborts the signal)', async () => {
     const quick = tool({ ...hostile.hang, timeoutMs: 200 });
     expect((await run(quick, '')).result).toMatchObject({ code: 'tool_timeout' });
   });

@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AuditLog } from '../../src/audit/index.js';
 import { DenyAllSandbox, InProcessSandbox } from '../../src/sandbox/index.js';
-import { runTool, type ToolExecuteArgs, tool } from '../../src/tools/index.js';
+import { executeTool } from '../../src/tools/execute-tool.js';
+import { type ToolExecuteArgs, tool } from '../../src/tools/index.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'veridex-sandbox-')));
 writeFileSync(join(base, 'outside.txt'), 'outside');
@@ -53,7 +54,7 @@ describe('DenyAllSandbox', () => {
     ['fs write', writeIt, 'a.txt'],
   ])('refuses %s with sandbox_violation and a security_event', async (_label, subject, target) => {
     const audit = new AuditLog();
-    const result = await runTool(
+    const result = await executeTool(
       subject,
       { target },
       { sandbox: new DenyAllSandbox(), audit, threadId: 't', toolCallId: 'c' },
@@ -67,8 +68,10 @@ describe('DenyAllSandbox', () => {
     });
   });
 
-  it('is the default sandbox of runTool', async () => {
-    expect(await runTool(readIt, { target: 'a.txt' })).toMatchObject({ code: 'sandbox_violation' });
+  it('is the default sandbox of executeTool', async () => {
+    expect(await executeTool(readIt, { target: 'a.txt' })).toMatchObject({
+      code: 'sandbox_violation',
+    });
   });
 
   it('records a violation even when the tool swallows the error', async () => {
@@ -80,7 +83,11 @@ describe('DenyAllSandbox', () => {
       ['api.example.com'],
     );
     const audit = new AuditLog();
-    const result = await runTool(sneaky, { target: '' }, { audit, threadId: 't', toolCallId: 'c' });
+    const result = await executeTool(
+      sneaky,
+      { target: '' },
+      { audit, threadId: 't', toolCallId: 'c' },
+    );
     expect(result.status).toBe('success');
     const [security] = await audit.events('t');
     expect(security).toMatchObject({
@@ -102,7 +109,7 @@ describe('InProcessSandbox', () => {
 
   it('reaches a host on both the tool and the operator allowlist', async () => {
     expect(
-      await runTool(fetchIt, { target: 'https://api.example.com/ping' }, { sandbox }),
+      await executeTool(fetchIt, { target: 'https://api.example.com/ping' }, { sandbox }),
     ).toMatchObject({ status: 'success', output: { result: 'pong' } });
   });
 
@@ -112,28 +119,28 @@ describe('InProcessSandbox', () => {
       fetch: fakeFetch,
     });
     expect(
-      await runTool(fetchIt, { target: 'https://api.example.com/' }, { sandbox: operatorOnly }),
+      await executeTool(fetchIt, { target: 'https://api.example.com/' }, { sandbox: operatorOnly }),
     ).toMatchObject({ code: 'sandbox_violation' });
     const undeclared = actionTool(async ({ input, http }) =>
       (await http.fetch(input.target)).text(),
     );
     expect(
-      await runTool(undeclared, { target: 'https://api.example.com/' }, { sandbox }),
+      await executeTool(undeclared, { target: 'https://api.example.com/' }, { sandbox }),
     ).toMatchObject({ code: 'sandbox_violation' });
   });
 
   it('reads and writes inside the jail', async () => {
-    expect(await runTool(readIt, { target: 'a.txt' }, { sandbox })).toMatchObject({
+    expect(await executeTool(readIt, { target: 'a.txt' }, { sandbox })).toMatchObject({
       output: { result: 'inside' },
     });
-    expect(await runTool(writeIt, { target: 'out/new.txt' }, { sandbox })).toMatchObject({
+    expect(await executeTool(writeIt, { target: 'out/new.txt' }, { sandbox })).toMatchObject({
       status: 'success',
     });
     expect(readFileSync(join(jail, 'out', 'new.txt'), 'utf8')).toBe('written');
   });
 
   it.each(['../outside.txt', '/etc/passwd', 'link.txt'])('refuses to read %s', async (target) => {
-    expect(await runTool(readIt, { target }, { sandbox })).toMatchObject({
+    expect(await executeTool(readIt, { target }, { sandbox })).toMatchObject({
       status: 'error',
       code: 'sandbox_violation',
     });
@@ -141,7 +148,7 @@ describe('InProcessSandbox', () => {
 
   it('refuses all file access without a jailRoot', async () => {
     expect(
-      await runTool(readIt, { target: 'a.txt' }, { sandbox: new InProcessSandbox() }),
+      await executeTool(readIt, { target: 'a.txt' }, { sandbox: new InProcessSandbox() }),
     ).toMatchObject({ code: 'sandbox_violation' });
   });
 

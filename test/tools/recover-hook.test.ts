@@ -2,12 +2,12 @@ import { GraphInterrupt } from '@langchain/langgraph';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { VeridexError } from '../../src/errors/index.js';
+import { executeTool } from '../../src/tools/execute-tool.js';
 import {
   type IdempotencyStore,
   idempotencyKeyFor,
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
-  runTool,
   tool,
 } from '../../src/tools/index.js';
 import type { ToolRecovery } from '../../src/tools/types.js';
@@ -62,7 +62,7 @@ function recoverContract(store: () => IdempotencyStore) {
       return { status: 'executed', output: { receipt: 'rail-tx-9' } };
     });
     await crashedExecution(store());
-    const first = await runTool(transfer, args, { ...call, idempotency: store() });
+    const first = await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(first).toMatchObject({
       status: 'success',
       content: '{"receipt":"rail-tx-9"}',
@@ -71,7 +71,7 @@ function recoverContract(store: () => IdempotencyStore) {
     });
     expect(seen).toEqual({ key, input: args });
     expect((await store().get(key))?.state).toBe('completed');
-    const again = await runTool(transfer, args, { ...call, idempotency: store() });
+    const again = await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(again).toMatchObject({
       status: 'success',
       content: '{"receipt":"rail-tx-9"}',
@@ -87,10 +87,10 @@ function recoverContract(store: () => IdempotencyStore) {
       output: { receipt: injected },
     }));
     await crashedExecution(store());
-    const result = await runTool(transfer, args, { ...call, idempotency: store() });
+    const result = await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(result.status).toBe('success');
     const fresh = recoverableTool(undefined, async () => ({ receipt: injected }));
-    const direct = await runTool(fresh.transfer, args, {
+    const direct = await executeTool(fresh.transfer, args, {
       ...call,
       toolCallId: 'call_fresh',
       idempotency: store(),
@@ -107,7 +107,7 @@ function recoverContract(store: () => IdempotencyStore) {
       output: { receipt: 42 },
     }));
     await crashedExecution(store());
-    expect(await runTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(await executeTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
       status: 'error',
       code: 'output_invalid',
     });
@@ -118,12 +118,12 @@ function recoverContract(store: () => IdempotencyStore) {
   it('releases a key recovered as not executed and executes the call once', async () => {
     const { transfer, counts } = recoverableTool(async () => ({ status: 'not_executed' }));
     await crashedExecution(store());
-    expect(await runTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(await executeTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
       status: 'success',
       content: '{"receipt":"fresh"}',
       attempts: 1,
     });
-    expect(await runTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(await executeTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
       replayed: true,
     });
     expect(counts).toEqual({ executions: 1, recoveries: 1 });
@@ -136,13 +136,17 @@ function recoverContract(store: () => IdempotencyStore) {
       error: new VeridexError('transfer_in_doubt', 'Ask the rail operator.'),
     }));
     await crashedExecution(store());
-    expect(await runTool(custom.transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(
+      await executeTool(custom.transfer, args, { ...call, idempotency: store() }),
+    ).toMatchObject({
       status: 'error',
       code: 'transfer_in_doubt',
       message: 'Ask the rail operator.',
     });
     const plain = recoverableTool(async () => ({ status: 'unknown' }));
-    expect(await runTool(plain.transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(
+      await executeTool(plain.transfer, args, { ...call, idempotency: store() }),
+    ).toMatchObject({
       status: 'error',
       code: 'idempotency_in_doubt',
     });
@@ -155,7 +159,7 @@ function recoverContract(store: () => IdempotencyStore) {
       throw new Error('rail API unreachable');
     });
     await crashedExecution(store());
-    const result = await runTool(transfer, args, { ...call, idempotency: store() });
+    const result = await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(result).toMatchObject({ status: 'error', code: 'idempotency_in_doubt' });
     expect(result.status === 'error' && result.message).toMatch(
       /recovery failed: rail API unreachable/,
@@ -176,7 +180,7 @@ function recoverContract(store: () => IdempotencyStore) {
         },
       );
       expect(
-        await runTool(transfer, args, { ...call, toolCallId, idempotency: store() }),
+        await executeTool(transfer, args, { ...call, toolCallId, idempotency: store() }),
       ).toMatchObject({ status: 'error', code });
       const state = (await store().get(idempotencyKeyFor({ ...call, toolCallId })))?.state;
       expect(state).toBe('in_doubt');
@@ -185,13 +189,13 @@ function recoverContract(store: () => IdempotencyStore) {
 
   it('does not call recover for keys that are not in doubt', async () => {
     const { transfer, counts } = recoverableTool(async () => ({ status: 'not_executed' }));
-    await runTool(transfer, args, { ...call, idempotency: store() });
-    await runTool(transfer, args, { ...call, idempotency: store() });
+    await executeTool(transfer, args, { ...call, idempotency: store() });
+    await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(counts).toEqual({ executions: 1, recoveries: 0 });
   });
 }
 
-describe('the recover hook of runTool [memory]', () => {
+describe('the recover hook of executeTool [memory]', () => {
   let current = new MemoryIdempotencyStore();
   beforeEach(() => {
     current = new MemoryIdempotencyStore();
@@ -204,7 +208,9 @@ describe('the recover hook of runTool [memory]', () => {
       throw signal;
     });
     await crashedExecution(current);
-    await expect(runTool(transfer, args, { ...call, idempotency: current })).rejects.toBe(signal);
+    await expect(executeTool(transfer, args, { ...call, idempotency: current })).rejects.toBe(
+      signal,
+    );
     expect((await current.get(key))?.state).toBe('in_doubt');
   });
 
@@ -223,6 +229,6 @@ describe('the recover hook of runTool [memory]', () => {
   });
 });
 
-describeEachDatabase('the recover hook of runTool', ({ db }) => {
+describeEachDatabase('the recover hook of executeTool', ({ db }) => {
   recoverContract(() => new PostgresIdempotencyStore(db()));
 });

@@ -2,12 +2,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
 import { createDatabase, type Database } from '../../src/db/index.js';
+import { executeTool } from '../../src/tools/execute-tool.js';
 import {
   type IdempotencyStore,
   idempotencyKeyFor,
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
-  runTool,
   tool,
 } from '../../src/tools/index.js';
 import { describeEachDatabase } from '../support/databases.js';
@@ -50,17 +50,19 @@ describe('idempotencyKeyFor', () => {
     const others = [
       idempotencyKeyFor({ ...call, threadId: 'th2' }),
       idempotencyKeyFor({ ...call, toolCallId: 'call_2' }),
-      idempotencyKeyFor({ ...call, proposalHash: 'q'.repeat(64) }),
     ];
-    expect(new Set([key, ...others]).size).toBe(4);
+    expect(new Set([key, ...others]).size).toBe(3);
+    // The proposal (and with it the tool's description) is not part of the key: a retried call
+    // finds its earlier execution after a deploy reworded the tool.
+    expect(idempotencyKeyFor({ threadId: 'th', toolCallId: 'call_1' })).toBe(key);
   });
 });
 
 function runToolContract(store: () => IdempotencyStore, second: () => Promise<IdempotencyStore>) {
   it('executes once per key and returns the stored result to a repeated call', async () => {
     const { transfer, calls, keys } = transferTool();
-    const first = await runTool(transfer, args, { ...call, idempotency: store() });
-    const again = await runTool(transfer, args, { ...call, idempotency: store() });
+    const first = await executeTool(transfer, args, { ...call, idempotency: store() });
+    const again = await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(first).toMatchObject({
       status: 'success',
       content: '{"receipt":"r1"}',
@@ -79,8 +81,8 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
 
   it('runs a second execution for another tool call id', async () => {
     const { transfer, calls } = transferTool();
-    await runTool(transfer, args, { ...call, idempotency: store() });
-    await runTool(transfer, args, { ...call, toolCallId: 'call_2', idempotency: store() });
+    await executeTool(transfer, args, { ...call, idempotency: store() });
+    await executeTool(transfer, args, { ...call, toolCallId: 'call_2', idempotency: store() });
     expect(calls()).toBe(2);
   });
 
@@ -91,8 +93,8 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
     });
     const other = await second();
     const [a, b] = await Promise.all([
-      runTool(transfer, args, { ...call, idempotency: store() }),
-      runTool(transfer, args, { ...call, idempotency: other }),
+      executeTool(transfer, args, { ...call, idempotency: store() }),
+      executeTool(transfer, args, { ...call, idempotency: other }),
     ]);
     expect(calls()).toBe(1);
     expect([a.status, b.status]).toEqual(['success', 'success']);
@@ -103,18 +105,18 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
     expect([a.replayed, b.replayed].sort()).toEqual([false, true]);
   });
 
-  it('reports idempotency_conflict when the concurrent execution outlasts the wait', async () => {
+  it('throws idempotency_busy (no answer to record) when the concurrent execution outlasts the wait', async () => {
     const { transfer } = transferTool(async () => {
       await sleep(300);
       return { receipt: 'slow' };
     });
-    const first = runTool(transfer, args, { ...call, idempotency: store() });
+    const first = executeTool(transfer, args, { ...call, idempotency: store() });
     await sleep(20);
-    const second = await runTool(transfer, args, {
+    const second = executeTool(transfer, args, {
       ...call,
       idempotency: { store: store(), waitMs: 50 },
     });
-    expect(second).toMatchObject({ status: 'error', code: 'idempotency_conflict' });
+    await expect(second).rejects.toMatchObject({ code: 'idempotency_busy' });
     await first;
   });
 
@@ -122,8 +124,8 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
     const { transfer, calls } = transferTool(async () => {
       throw new Error('card declined');
     });
-    const first = await runTool(transfer, args, { ...call, idempotency: store() });
-    const again = await runTool(transfer, args, { ...call, idempotency: store() });
+    const first = await executeTool(transfer, args, { ...call, idempotency: store() });
+    const again = await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(first).toMatchObject({
       status: 'error',
       code: 'tool_failed',
@@ -145,14 +147,14 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
     await store().reserve(key, { owner: 'dead-process', toolName: 'transfer', leaseMs: 60_000 });
     await store().markExecuting(key, 'dead-process', 30);
     await sleep(60);
-    const result = await runTool(transfer, args, { ...call, idempotency: store() });
+    const result = await executeTool(transfer, args, { ...call, idempotency: store() });
     expect(result).toMatchObject({ status: 'error', code: 'idempotency_in_doubt' });
     expect(calls()).toBe(0);
     await store().resolve(key, {
       state: 'completed',
       result: { content: '{"receipt":"found"}', output: { receipt: 'found' }, findings: [] },
     });
-    expect(await runTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(await executeTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
       status: 'success',
       content: '{"receipt":"found"}',
       replayed: true,
@@ -162,11 +164,11 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
 
   it('marks a timed-out execution in_doubt (it may have happened)', async () => {
     const { transfer, calls } = transferTool(() => new Promise(() => undefined), { timeoutMs: 30 });
-    expect(await runTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(await executeTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
       status: 'error',
       code: 'tool_timeout',
     });
-    expect(await runTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(await executeTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
       status: 'error',
       code: 'idempotency_in_doubt',
     });
@@ -182,7 +184,7 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
       },
       { retry: { attempts: 3, backoffMs: 1 } },
     );
-    expect(await runTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
+    expect(await executeTool(transfer, args, { ...call, idempotency: store() })).toMatchObject({
       status: 'success',
       attempts: 3,
     });
@@ -191,7 +193,7 @@ function runToolContract(store: () => IdempotencyStore, second: () => Promise<Id
   });
 }
 
-describe('runTool with a MemoryIdempotencyStore', () => {
+describe('executeTool with a MemoryIdempotencyStore', () => {
   let current = new MemoryIdempotencyStore();
   beforeEach(() => {
     current = new MemoryIdempotencyStore();
@@ -203,21 +205,25 @@ describe('runTool with a MemoryIdempotencyStore', () => {
 
   it('derives a deterministic key from the arguments for a direct call without a tool call id', async () => {
     const { transfer, calls } = transferTool();
-    await runTool(transfer, args, { threadId: 'direct', idempotency: current });
-    await runTool(transfer, args, { threadId: 'direct', idempotency: current });
-    await runTool(transfer, { ...args, amount: 501 }, { threadId: 'direct', idempotency: current });
+    await executeTool(transfer, args, { threadId: 'direct', idempotency: current });
+    await executeTool(transfer, args, { threadId: 'direct', idempotency: current });
+    await executeTool(
+      transfer,
+      { ...args, amount: 501 },
+      { threadId: 'direct', idempotency: current },
+    );
     expect(calls()).toBe(2);
   });
 });
 
-describeEachDatabase('runTool with a PostgresIdempotencyStore', ({ db, open }) => {
+describeEachDatabase('executeTool with a PostgresIdempotencyStore', ({ db, open }) => {
   runToolContract(
     () => new PostgresIdempotencyStore(db()),
     async () => new PostgresIdempotencyStore((await open()) as Database),
   );
 });
 
-describe('runTool when the idempotency database is down', () => {
+describe('executeTool when the idempotency database is down', () => {
   it('throws db_unavailable instead of reporting a tool error, and executes nothing', async () => {
     const unreachable = await createDatabase({
       url: 'postgres://postgres@127.0.0.1:1/none',
@@ -226,7 +232,7 @@ describe('runTool when the idempotency database is down', () => {
     const { transfer, calls } = transferTool();
     try {
       await expect(
-        runTool(transfer, args, {
+        executeTool(transfer, args, {
           ...call,
           idempotency: new PostgresIdempotencyStore(unreachable),
         }),
@@ -247,7 +253,7 @@ describe('runTool when the idempotency database is down', () => {
     const audit = new AuditLog({ store: new PostgresAuditStore(unreachable) });
     const { transfer } = transferTool();
     try {
-      await expect(runTool(transfer, args, { ...call, audit })).rejects.toMatchObject({
+      await expect(executeTool(transfer, args, { ...call, audit })).rejects.toMatchObject({
         code: 'db_unavailable',
       });
     } finally {

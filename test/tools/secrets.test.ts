@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AuditLog } from '../../src/audit/index.js';
 import { VeridexError } from '../../src/errors/index.js';
+import { executeTool } from '../../src/tools/execute-tool.js';
 import {
-  runTool,
   type SecretRef,
   SecretsProvider,
   type ToolExecuteArgs,
@@ -38,7 +38,7 @@ describe('SecretsProvider and SecretRef', () => {
       seen = secrets.get('STRIPE_KEY');
       return { text: `${seen} ${JSON.stringify({ key: seen })} ${inspect(seen)} ${String(seen)}` };
     });
-    const result = await runTool(charge, {}, { secrets: provider() });
+    const result = await executeTool(charge, {}, { secrets: provider() });
     expect(result).toMatchObject({
       status: 'success',
       content: JSON.stringify({
@@ -57,7 +57,7 @@ describe('SecretsProvider and SecretRef', () => {
       inside = leaked.reveal();
       return { text: 'ok' };
     });
-    await runTool(charge, {}, { secrets: provider() });
+    await executeTool(charge, {}, { secrets: provider() });
     expect(inside).toBe(VALUE);
     expect(() => leaked!.reveal()).toThrow(
       expect.objectContaining({ code: 'secret_access_denied' }),
@@ -73,7 +73,7 @@ describe('SecretsProvider and SecretRef', () => {
       ).catch((error) => error);
       return { text: 'ok' };
     });
-    await runTool(charge, {}, { secrets: provider() });
+    await executeTool(charge, {}, { secrets: provider() });
     const error = await later;
     expect(VeridexError.is(error, 'secret_access_denied')).toBe(true);
   });
@@ -81,7 +81,7 @@ describe('SecretsProvider and SecretRef', () => {
   it('gives a tool only the secrets it declares (secret_not_found otherwise)', async () => {
     const greedy = secretTool(async ({ secrets }) => ({ text: secrets.get('OTHER_KEY').reveal() }));
     const audit = new AuditLog();
-    const result = await runTool(
+    const result = await executeTool(
       greedy,
       {},
       { secrets: provider(), audit, threadId: 't', toolCallId: 'c' },
@@ -96,7 +96,7 @@ describe('SecretsProvider and SecretRef', () => {
     const charge = secretTool(async ({ secrets }) => ({
       text: secrets.get('STRIPE_KEY').reveal(),
     }));
-    const result = await runTool(
+    const result = await executeTool(
       charge,
       {},
       { secrets: SecretsProvider.fromEnv(['STRIPE_KEY'], {}) },
@@ -118,7 +118,7 @@ describe('SecretsProvider and SecretRef', () => {
       text: `the key is ${secrets.get('STRIPE_KEY').reveal()}`,
     }));
     const audit = new AuditLog();
-    const result = await runTool(
+    const result = await executeTool(
       echo,
       {},
       { secrets: provider(), audit, threadId: 't', toolCallId: 'c' },
@@ -136,7 +136,7 @@ describe('SecretsProvider and SecretRef', () => {
       throw new Error(`auth failed with key ${secrets.get('STRIPE_KEY').reveal()}`);
     });
     const audit = new AuditLog();
-    const result = await runTool(
+    const result = await executeTool(
       thrower,
       {},
       { secrets: provider(), audit, threadId: 't', toolCallId: 'c' },

@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { idempotencyKeyFor, MemoryIdempotencyStore } from '../../src/tools/index.js';
+import { signAs } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { ACME, type KitBackend, kitFixture } from './kit-fixture.js';
 
 const pay = { to: ACME, amount: '1200.00', currency: 'USD', memo: 'INV-77' };
-const key = idempotencyKeyFor({
-  threadId: 'thread-1',
-  toolCallId: 'call_1',
-  proposalHash: 'proposal-of-call_1',
-});
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const key = idempotencyKeyFor({ threadId: 'thread-1', toolCallId: 'call_1' });
 
 function inDoubtSuite(backend: () => KitBackend) {
   it('settles an executor error with lookup when the rail has the payment: paid once', async () => {
@@ -60,7 +56,14 @@ function inDoubtSuite(backend: () => KitBackend) {
     expect(await f.executions(key)).toBe(1);
 
     const receipt = (await f.rail.lookup!(key))!;
-    const reconciled = await f.kit.reconcile(key, { executed: receipt }, { by: 'ops@example.com' });
+    const reconciled = await f.kit.reconcile(
+      key,
+      { executed: receipt },
+      {
+        by: 'ops@example.com',
+        decision: signAs((await f.kit.reconciliationRequest(key))!, 'ops@example.com'),
+      },
+    );
     expect(reconciled).toMatchObject({
       executed: true,
       receipt: { reference: receipt.reference },
@@ -81,7 +84,11 @@ function inDoubtSuite(backend: () => KitBackend) {
     f.rail.failNext(new Error('connection refused'));
     expect(await f.transfer(pay)).toMatchObject({ code: 'transfer_in_doubt' });
     expect(await f.executions(key)).toBe(0);
-    expect(await f.kit.reconcile(key, { executed: false }, { by: 'ops@example.com' })).toEqual({
+    const request = (await f.kit.reconciliationRequest(key))!;
+    const decision = signAs(request, 'ops@example.com');
+    expect(
+      await f.kit.reconcile(key, { executed: false }, { by: 'ops@example.com', decision }),
+    ).toEqual({
       idempotencyKey: key,
       executed: false,
     });
@@ -116,27 +123,38 @@ function inDoubtSuite(backend: () => KitBackend) {
     const f = await kitFixture({ backend: backend(), lookup: false });
     f.rail.failNext(new Error('timeout'));
     await f.transfer(pay);
+    const request = (await f.kit.reconciliationRequest(key))!;
     await expect(
-      f.kit.reconcile(key, { executed: false }, { by: 'payout-bot' }),
+      f.kit.reconcile(key, { executed: false }, { decision: signAs(request, 'payout-bot') }),
     ).rejects.toMatchObject({ code: 'proposer_cannot_approve' });
+    // A bare name is no decision at all.
+    await expect(
+      f.kit.reconcile(key, { executed: false }, { by: 'ops@example.com' }),
+    ).rejects.toMatchObject({ code: 'decision_unsigned' });
     expect((await f.idempotency.get(key))?.state).toBe('in_doubt');
     expect((await f.kit.ceilings.get(key))?.state).toBe('executing');
   });
 
   it('settles a transfer that timed out but finished later from the ledger, without paying again', async () => {
+    // The rail answers only when the test lets it, after the timeout was reported, and the test
+    // waits for it to have finished: events, not sleeps, so a slow machine cannot reorder them.
+    let letRailAnswer!: () => void;
+    const railMayAnswer = new Promise<void>((resolve) => (letRailAnswer = resolve));
+    let railFinished!: Promise<unknown>;
     const f = await kitFixture({
       backend: backend(),
       executor: (rail) => ({
-        execute: async (request) => {
-          await sleep(400);
-          return rail.execute(request);
+        execute: (request) => {
+          railFinished = railMayAnswer.then(() => rail.execute(request));
+          return railFinished as ReturnType<typeof rail.execute>;
         },
       }),
       transferTimeoutMs: 150,
     });
     expect(await f.transfer(pay)).toMatchObject({ status: 'error', code: 'tool_timeout' });
     expect((await f.idempotency.get(key))?.state).toBe('in_doubt');
-    await sleep(600);
+    letRailAnswer();
+    await railFinished;
     expect(await f.transfer(pay)).toMatchObject({
       status: 'success',
       output: { amount: '1200.00' },

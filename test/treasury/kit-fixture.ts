@@ -1,11 +1,11 @@
 import { ApprovalManager } from '../../src/approvals/index.js';
 import { AuditLog, HmacSigner, PostgresAuditStore } from '../../src/audit/index.js';
 import type { Database } from '../../src/db/index.js';
+import { executeTool } from '../../src/tools/execute-tool.js';
 import {
   type IdempotencyStore,
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
-  runTool,
 } from '../../src/tools/index.js';
 import {
   type CeilingStore,
@@ -21,6 +21,7 @@ import {
   type TreasuryKitOptions,
   withoutLookup,
 } from '../../src/treasury/index.js';
+import { testApproverInits } from '../support/approvers.js';
 
 export const ACME = '0x90F8bf9A1C437435f3065A5A90310243E197c3b2';
 export const SANCTIONED = '0x8589427373D6D84E98730D7795D8f6f8731FDA16';
@@ -43,12 +44,24 @@ export interface KitFixtureOptions {
   kit?: Partial<TreasuryKitOptions>;
 }
 
+/** Who may sign decisions in the kit tests; the agent holds a key too and must still never count. */
+export const KIT_APPROVERS = [
+  'alice@company.com',
+  'bob@company.com',
+  'ops@example.com',
+  'payout-bot',
+];
+
 /** A treasury kit wired the way an application would, on memory or on a database. */
 export async function kitFixture(options: KitFixtureOptions) {
   const { backend } = options;
   const db = backend.kind === 'database' ? backend.db : undefined;
   const audit = db ? new AuditLog({ store: new PostgresAuditStore(db) }) : new AuditLog();
-  const approvals = new ApprovalManager({ audit, ...(db ? { db } : {}) });
+  const approvals = new ApprovalManager({
+    audit,
+    approvers: testApproverInits(KIT_APPROVERS),
+    ...(db ? { db } : {}),
+  });
   const idempotency: IdempotencyStore = db
     ? new PostgresIdempotencyStore(db)
     : new MemoryIdempotencyStore();
@@ -83,7 +96,7 @@ export async function kitFixture(options: KitFixtureOptions) {
     call: { threadId?: string; toolCallId?: string; approvedBy?: string[] } = {},
     extra: { idempotency?: IdempotencyStore } = {},
   ) =>
-    runTool(kit.tool.transfer, args, {
+    executeTool(kit.tool.transfer, args, {
       threadId: call.threadId ?? 'thread-1',
       toolCallId: call.toolCallId ?? 'call_1',
       proposalHash: `proposal-of-${call.toolCallId ?? 'call_1'}`,

@@ -20,7 +20,7 @@ const pay = (amount: string, to = ACME, extra: Record<string, unknown> = {}) => 
   ...extra,
 });
 const keyOf = (toolCallId = 'call_1', threadId = 'thread-1') =>
-  idempotencyKeyFor({ threadId, toolCallId, proposalHash: `proposal-of-${toolCallId}` });
+  idempotencyKeyFor({ threadId, toolCallId });
 
 function pipelineSuite(backend: () => KitBackend) {
   it('runs screening, balance, reservation, executor and commit in order, and pays once', async () => {
@@ -205,8 +205,8 @@ function pipelineSuite(backend: () => KitBackend) {
   it('answers get_balance and screen_counterparty from the providers, with audit events', async () => {
     const sanctions = new ListSanctionsScreener({ addresses: [SANCTIONED] });
     const f = await kitFixture({ backend: backend(), sanctions });
-    const { runTool } = await import('../../src/tools/index.js');
-    const balance = await runTool(
+    const { executeTool } = await import('../../src/tools/execute-tool.js');
+    const balance = await executeTool(
       f.kit.tool.getBalance,
       { currency: 'USD' },
       { threadId: 'thread-1', audit: f.audit },
@@ -215,7 +215,7 @@ function pipelineSuite(backend: () => KitBackend) {
       status: 'success',
       output: { currency: 'USD', amount: '1000000.00' },
     });
-    const screen = await runTool(
+    const screen = await executeTool(
       f.kit.tool.screenCounterparty,
       { counterparty: SANCTIONED.toLowerCase() },
       { threadId: 'thread-1', audit: f.audit },

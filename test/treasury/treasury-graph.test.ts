@@ -17,10 +17,13 @@ import {
   routeAfterTools,
 } from '../../src/nodes/index.js';
 import { PolicyEngine } from '../../src/policy/index.js';
-import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js';
+import { type ScriptedTurn, scriptedModel, toMatchTrace } from '../../src/testing/index.js';
 import { ListSanctionsScreener } from '../../src/treasury/index.js';
+import { signAs } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { ACME, type KitBackend, kitFixture, SANCTIONED, signer } from './kit-fixture.js';
+
+expect.extend({ toMatchTrace });
 
 const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
 
@@ -98,12 +101,8 @@ function graphSuite(backend: () => KitBackend, checkpointer: () => BaseCheckpoin
       approvals: [],
     });
     expect(await f.executions()).toBe(0);
-    const id = request!.approvalId;
     const decide = (approver: string) =>
-      graph.invoke(
-        new Command({ resume: { approvalId: id, decision: 'approve', approver } }),
-        config('payout'),
-      );
+      graph.invoke(new Command({ resume: signAs(request!, approver) }), config('payout'));
 
     const byProposer = await decide('payout-bot');
     expect(pending(byProposer)?.approvals[0]?.approvals).toEqual([]);
@@ -168,6 +167,9 @@ function graphSuite(backend: () => KitBackend, checkpointer: () => BaseCheckpoin
       expect.objectContaining({ amount: expect.objectContaining({ amount: '50000.00' }) }),
     ]);
     expect(events.at(-1)?.type).toBe('run_completed');
+    // The whole sequence — proposals, verdicts, routes, approvers, outcomes — against the
+    // reviewed golden trace: a change in policy order or outcome fails here with a diff.
+    expect(await f.audit.events('payout')).toMatchTrace('__traces__/treasury-payout.trace.json');
 
     // A payment to a sanctioned address is denied before any approval is requested.
     const sanctioned = f.build([
@@ -191,6 +193,9 @@ function graphSuite(backend: () => KitBackend, checkpointer: () => BaseCheckpoin
     expect(types).not.toContain('approval_requested');
     expect(types).toContain('policy_decision');
     expect(await f.executions()).toBe(1);
+    expect(await f.audit.events('sanctioned')).toMatchTrace(
+      '__traces__/treasury-sanctioned.trace.json',
+    );
   });
 }
 

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { type BaseMessage, isToolMessage } from '@langchain/core/messages';
 import { ApprovalManager } from '../../approvals/index.js';
@@ -10,7 +11,8 @@ import {
   verifyEvidence,
 } from '../../audit/index.js';
 import { createDatabase, DEFAULT_PGLITE_DIR, migrate } from '../../db/index.js';
-import { VeridexError } from '../../errors/index.js';
+import { VeridexError, type VeridexErrorCode } from '../../errors/index.js';
+import { type SignedDecision, serializeApprovers, signDecision } from '../../identity/index.js';
 import { createGovernedAgent } from '../../nodes/index.js';
 import { scriptedModel } from '../../testing/index.js';
 import { PostgresIdempotencyStore } from '../../tools/index.js';
@@ -23,11 +25,18 @@ import {
   StaticBalanceProvider,
 } from '../../treasury/index.js';
 import type { CliIo } from '../io.js';
+import { DEMO_APPROVER_KEY_DIR, type DemoApprover, demoApprover } from './demo-approvers.js';
 import { Narrator } from './narrator.js';
+
+/** The public approver directory the demo exports for `veridex verify --approvers`. */
+const DEMO_APPROVERS_FILE = './.veridex/approvers.json';
 
 const ACME = '0x90F8bf9A1C437435f3065A5A90310243E197c3b2';
 // A made-up address on the demo's sanctions list (not a real listing).
 const SANCTIONED = '0x7e5F4552091a69125d5dfCb7b8C2659029395Bdf';
+const ALICE = { file: 'alice', id: 'alice@ops.example', name: 'Alice (treasury)' };
+const BOB = { file: 'bob', id: 'bob@ops.example', name: 'Bob (finance)' };
+const CAROL = { file: 'carol', id: 'carol@ops.example', name: 'Carol (agent operator)' };
 const INSTRUCTIONS =
   'You are a treasury payout agent. Check the balance, pay approved invoices with the transfer tool, never try to work around policy.';
 
@@ -50,8 +59,7 @@ function demoModel(): BaseChatModel {
         },
       ],
     },
-    (messages) =>
-      `Paid 50,000.00 USD to Acme Suppliers. Receipt: ${lastToolResult(messages).slice(0, 160)}`,
+    (messages) => `Paid 50,000.00 USD to Acme Suppliers. ${receiptOf(lastToolResult(messages))}`,
     {
       toolCalls: [
         {
@@ -62,6 +70,12 @@ function demoModel(): BaseChatModel {
     },
     (messages) => `I did not make that payment: ${lastToolResult(messages).slice(0, 200)}`,
   ]);
+}
+
+/** The rail's reference in a transfer tool result, whole (never cut mid-way). */
+function receiptOf(toolResult: string): string {
+  const reference = /"reference":"(0x[0-9a-f]{64})"/.exec(toolResult)?.[1];
+  return reference ? `Receipt ${reference}.` : `The tool said: ${toolResult.slice(0, 120)}`;
 }
 
 async function defaultModel(): Promise<{ model: BaseChatModel; label: string }> {
@@ -87,7 +101,8 @@ export async function runTreasuryDemo(io: CliIo): Promise<void> {
     const { signer, created, publicKeyPath } = loadOrCreateSigner();
     const { model, label } = await defaultModel();
     const audit = new AuditLog({ store: new PostgresAuditStore(db) });
-    const approvals = new ApprovalManager({ db, audit });
+    // carol operates the agent: she holds an approver key, yet never approves its proposals.
+    const approvals = new ApprovalManager({ db, audit, operators: [CAROL.id] });
     const rail = await new DatabasePaymentRail(db).install();
     const kit = createTreasuryKit({
       appId: 'ops-suite-01',
@@ -129,6 +144,20 @@ export async function runTreasuryDemo(io: CliIo): Promise<void> {
         ? `Generated the evidence key ${signer.keyId} (${publicKeyPath}).`
         : `Evidence key ${signer.keyId}.`,
     );
+    const [alice, bob, carol] = await Promise.all(
+      [ALICE, BOB, CAROL].map((who) =>
+        demoApprover(approvals.directory, who.file, who.id, who.name),
+      ),
+    );
+    io.out(
+      `Approvers ${alice!.id}, ${bob!.id} and ${carol!.id} sign with keys in ${DEMO_APPROVER_KEY_DIR}.`,
+    );
+    const earlier = await kit.ceilings.usage('USD');
+    if (earlier.committed.amount > 0n) {
+      io.out(
+        `State persists in ./.veridex: earlier runs already spent ${formatMoney(earlier.committed)} USD in this 24-hour window (delete ./.veridex to start fresh).`,
+      );
+    }
 
     say.step(`The agent checks its balance and pays $50,000 USD to Acme Suppliers (${ACME})`);
     const first = await agent.run(
@@ -152,41 +181,38 @@ export async function runTreasuryDemo(io: CliIo): Promise<void> {
       'nothing was paid yet',
     );
 
-    say.step('Operators decide');
+    say.step('Approvers decide, each signing with their own key');
     const approvalId = pending!.approvalId;
-    const refusal = async (approver: string, code: string) => {
-      const error = await approvals.decide(approvalId, { decision: 'approve', approver }).then(
+    const sign = (who: DemoApprover, approver = who.id, reason?: string) =>
+      signDecision(
+        { request: pending!, decision: 'approve', approver, ...(reason ? { reason } : {}) },
+        who.signer,
+      );
+    const refusal = async (what: string, decision: SignedDecision, code: VeridexErrorCode) => {
+      const error = await approvals.decide(approvalId, decision).then(
         () => undefined,
         (caught: unknown) => caught,
       );
-      say.expect(
-        VeridexError.is(error, code as never),
-        `${approver} is refused (${code})`,
-        String(error),
-      );
+      say.expect(VeridexError.is(error, code), `${what} is refused (${code})`, String(error));
     };
-    await refusal(kit.agentId, 'proposer_cannot_approve');
-    await approvals.decide(approvalId, {
-      decision: 'approve',
-      approver: 'alice@ops.example',
-      reason: 'invoice INV-1234 verified',
-    });
+    await refusal(`${carol!.id}, who operates the agent,`, sign(carol!), 'proposer_cannot_approve');
+    await refusal(
+      `a forged decision (${bob!.id}'s name, ${alice!.id}'s key)`,
+      sign(alice!, bob!.id),
+      'decision_key_unknown',
+    );
+    await approvals.decide(approvalId, sign(alice!, alice!.id, 'invoice INV-1234 verified'));
     const afterAlice = await agent.resume(threadId);
     say.expect(
       afterAlice.status === 'suspended' && afterAlice.pendingApprovals[0]?.approvals.length === 1,
-      'alice approves: still suspended, 1 of 2',
+      `${alice!.id} signs: still suspended, 1 of 2`,
       afterAlice.status,
     );
-    await refusal('alice@ops.example', 'approver_duplicate');
-    await approvals.decide(approvalId, {
-      decision: 'approve',
-      approver: 'bob@ops.example',
-      reason: 'second signature',
-    });
-    const paid = await agent.resume(threadId);
+    await refusal(`${alice!.id} signing again`, sign(alice!), 'approver_duplicate');
+    const paid = await agent.resume(threadId, sign(bob!, bob!.id, 'second signature'));
     say.expect(
       paid.status === 'completed',
-      'bob approves: the run resumes and completes',
+      `${bob!.id} signs: the run resumes and completes`,
       paid.status,
     );
     say.say(`agent: ${paid.output}`);
@@ -234,8 +260,11 @@ export async function runTreasuryDemo(io: CliIo): Promise<void> {
       sanctioned.status === 'completed' && sanctioned.evidencePath !== undefined,
       `bundle written to ${sanctioned.evidencePath}`,
     );
+    const approverList = await approvals.directory.list();
+    writeFileSync(DEMO_APPROVERS_FILE, `${serializeApprovers(approverList)}\n`);
     const verification = verifyEvidence(sanctioned.evidenceBundle, {
       keys: [new Ed25519Verifier(readPublicKey(publicKeyPath))],
+      approvers: approverList,
     });
     const types = new Set(verification.body?.events.map((event) => event.type));
     say.expect(
@@ -243,6 +272,19 @@ export async function runTreasuryDemo(io: CliIo): Promise<void> {
       `it verifies with the public key (${verification.body?.events.length} events, chain head ${verification.body?.chain.head.slice(0, 16)}…)`,
       verification.reasons.join('; '),
     );
+    const signedApprovals = verification.decisions.filter(
+      (check) => check.decision === 'approve' && check.status === 'valid' && check.keyTrusted,
+    );
+    say.expect(
+      signedApprovals.length === 2,
+      'the $50,000 transfer carries two signed approvals that verify against the approvers',
+      JSON.stringify(verification.decisions),
+    );
+    for (const check of signedApprovals) {
+      say.say(
+        `  ${check.approverName ?? check.approver} <${check.approver}> approved ${check.toolName} with key ${check.keyId}`,
+      );
+    }
     for (const type of [
       'balance_checked',
       'counterparty_screened',
@@ -254,7 +296,9 @@ export async function runTreasuryDemo(io: CliIo): Promise<void> {
       say.expect(types.has(type), `it holds ${type.replace('_', ' ')} events`);
     }
     say.say('Verify it offline, anywhere:');
-    say.say(`  npx veridex verify ${sanctioned.evidencePath} --key ${publicKeyPath}`);
+    say.say(
+      `  npx veridex verify ${sanctioned.evidencePath} --key ${publicKeyPath} --approvers ${DEMO_APPROVERS_FILE}`,
+    );
   } finally {
     await db.close();
   }

@@ -1,0 +1,294 @@
+import { readFileSync, statSync } from 'node:fs';
+import { dereference, validate } from '@readme/openapi-parser';
+import { load as loadYaml } from 'js-yaml';
+import { z } from 'zod';
+import type { AuditLog } from '../audit/audit-log.js';
+import { VeridexError } from '../errors/index.js';
+import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
+import type { PinStore } from '../tools/pin-store.js';
+import { RetryableToolError } from '../tools/retryable-tool-error.js';
+import { createGovernedTool } from '../tools/tool.js';
+import { checkPins } from '../tools/tool-registry.js';
+import type { AnyGovernedTool, SafetyClass, ToolDefinition } from '../tools/types.js';
+import {
+  IMPORTED_DESCRIPTION_LIMIT,
+  importedDescription,
+  importJsonSchema,
+  normalizeToolName,
+} from './imported-metadata.js';
+import {
+  AUTO_SAFETY_CLASSES,
+  type HttpMethod,
+  type ParsedOperation,
+  parseOperations,
+} from './openapi-operation.js';
+import {
+  buildRequest,
+  type OpenAPIAuth,
+  type OperationInput,
+  readCapped,
+  reservedHeaders,
+} from './openapi-request.js';
+import { assertExpandedSize } from './openapi-schema.js';
+import { serverUrlOf } from './openapi-servers.js';
+
+/** Per-operation governance, keyed by `operationId`. */
+export type OpenAPIOperationOverride = Partial<
+  Pick<
+    ToolDefinition<z.ZodType, z.ZodType>,
+    'safetyClass' | 'approval' | 'idempotency' | 'retry' | 'timeoutMs'
+  >
+> & { name?: string };
+
+/** Options for {@link fromOpenAPI}. */
+export interface FromOpenAPIOptions {
+  /** `'auto'` (default): GET/HEAD → read, POST/PUT/PATCH → write, DELETE → privileged; or a map. */
+  safetyClassByMethod?: 'auto' | Partial<Record<HttpMethod, SafetyClass>>;
+  /** Import only these `operationId`s (default: every usable operation). */
+  operations?: readonly string[];
+  /** Safety class, approval, idempotency, retry, timeout or name of single operations. */
+  overrides?: Readonly<Record<string, OpenAPIOperationOverride>>;
+  /** Server URL to call (default: the document's first server, variables at their defaults). */
+  baseUrl?: string;
+  /** Credentials, by secret name (the tools declare it; the model never sees it). */
+  auth?: OpenAPIAuth;
+  /** Prefix of the tool names, e.g. `payments_`. */
+  prefix?: string;
+  /** Lock file of pins (default `veridex.tools.lock.json`); `false` keeps no pins. */
+  lockFile?: string | false;
+  /** A pin store instead of the lock file. */
+  pins?: PinStore;
+  /** Re-pin these tool names after reviewing their change. */
+  accept?: readonly string[];
+  /** Where pin mismatches are reported (`security_event`). */
+  audit?: AuditLog;
+  maxDescriptionLength?: number;
+  /** Per-call timeout (default 30 s). */
+  timeoutMs?: number;
+  /** Largest response body returned to the model; longer ones are cut (default 1 MiB). */
+  maxResponseBytes?: number;
+  /** Header carrying the call's idempotency key on POST/PUT/PATCH/DELETE (default `Idempotency-Key`; `false`: none). */
+  idempotencyHeader?: string | false;
+  /** Told about operations that cannot become tools (cookie parameters, binary bodies, recursive schemas). */
+  onSkipped?: (operationId: string, reason: string) => void;
+}
+
+/** Largest document file read. */
+export const MAX_OPENAPI_FILE_BYTES = 10 * 1024 * 1024;
+/** Most nodes a document may expand to, `$ref`s and YAML aliases included (a bomb has billions). */
+export const MAX_OPENAPI_NODES = 1_000_000;
+const SAFE_METHODS = new Set(['get', 'head', 'options', 'trace']);
+
+/**
+ * Imports an OpenAPI 3.0 or 3.1 document (a `.json`/`.yaml` path or a parsed object) as
+ * governed tools, one per operation, labelled `trust: 'imported'`:
+ *
+ * - the document is size-checked, validated and dereferenced by `@readme/openapi-parser`
+ *   (`$ref`s inside the document only: external files and URLs are never fetched);
+ * - each input is a zod schema `{ path, query, headers, body }` built from the parameters and
+ *   the JSON (or form) request body, closed against extra fields, descriptions sanitised;
+ * - the safety class follows the method (`auto`), overridable per operation;
+ * - the tool reaches only its server's host (its `networkAllowlist`), through the sandbox's
+ *   allowlisted HTTP client, with path values confined to one segment each;
+ * - authentication comes from a `SecretRef` named in `auth` and is added after the model's
+ *   input, which can never carry `Authorization`, cookies or the auth header;
+ * - every tool is pinned (lock file by default): a document that changed an operation since
+ *   it was pinned fails with `schema_pin_mismatch` and a `security_event`, like MCP.
+ *
+ * @throws VeridexError `import_invalid` (unreadable, invalid or oversized document, name
+ *   clash, requested operation unusable), `config_invalid`, `schema_pin_mismatch`.
+ * @example const tools = await fromOpenAPI('./payments.yaml', { auth: { type: 'bearer', secret: 'PAYMENTS_KEY' } });
+ */
+export async function fromOpenAPI(
+  spec: string | Record<string, unknown>,
+  options: FromOpenAPIOptions = {},
+): Promise<AnyGovernedTool[]> {
+  const document = await loadDocument(spec);
+  const idempotencyHeader =
+    options.idempotencyHeader === false
+      ? undefined
+      : (options.idempotencyHeader ?? 'Idempotency-Key');
+  const reserved = {
+    headers: reservedHeaders(options.auth, idempotencyHeader),
+    query: new Set(options.auth?.type === 'query' ? [options.auth.name] : []),
+  };
+  const wanted = options.operations ? new Set(options.operations) : undefined;
+  const tools: AnyGovernedTool[] = [];
+  const names = new Map<string, string>();
+  for (const operation of parseOperations(document, reserved)) {
+    if (wanted && !wanted.has(operation.id)) continue;
+    if (operation.skip) {
+      if (wanted) {
+        throw new VeridexError(
+          'import_invalid',
+          `Operation "${operation.id}" cannot be imported: ${operation.skip}.`,
+        );
+      }
+      options.onSkipped?.(operation.id, operation.skip);
+      continue;
+    }
+    const tool = operationTool(operation, options, idempotencyHeader);
+    const clash = names.get(tool.name);
+    if (clash !== undefined) {
+      throw new VeridexError(
+        'import_invalid',
+        `Operations "${clash}" and "${operation.id}" both become tool "${tool.name}"; rename one with overrides.`,
+      );
+    }
+    names.set(tool.name, operation.id);
+    tools.push(tool);
+  }
+  for (const id of wanted ?? []) {
+    if (![...names.values()].includes(id)) {
+      throw new VeridexError('import_invalid', `The document has no operation "${id}".`);
+    }
+  }
+  const store =
+    options.pins ??
+    (options.lockFile === false
+      ? undefined
+      : new LockFilePinStore(options.lockFile ?? DEFAULT_LOCK_FILE));
+  if (store) {
+    const title = String((document.info as { title?: unknown } | undefined)?.title ?? 'untitled');
+    await checkPins(tools, store, {
+      source: `openapi:${title.slice(0, 100)}`,
+      ...(options.accept ? { accept: options.accept } : {}),
+      ...(options.audit ? { audit: options.audit } : {}),
+    });
+  }
+  return tools;
+}
+
+async function loadDocument(
+  spec: string | Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  let parsed: unknown = spec;
+  if (typeof spec === 'string') {
+    const size = (() => {
+      try {
+        return statSync(spec).size;
+      } catch (error) {
+        throw new VeridexError(
+          'import_invalid',
+          `Cannot read OpenAPI document ${spec}: ${(error as Error).message}`,
+        );
+      }
+    })();
+    if (size > MAX_OPENAPI_FILE_BYTES) {
+      throw new VeridexError(
+        'import_invalid',
+        `OpenAPI document ${spec} is ${size} bytes; the limit is ${MAX_OPENAPI_FILE_BYTES}.`,
+      );
+    }
+    const text = readFileSync(spec, 'utf8');
+    try {
+      parsed = /^\s*\{/.test(text) ? JSON.parse(text) : loadYaml(text);
+    } catch (error) {
+      throw new VeridexError(
+        'import_invalid',
+        `OpenAPI document ${spec} is neither JSON nor YAML: ${(error as Error).message}`,
+      );
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new VeridexError('import_invalid', 'An OpenAPI document must be an object.');
+  }
+  assertExpandedSize(parsed, MAX_OPENAPI_NODES);
+  const version = String((parsed as { openapi?: unknown }).openapi ?? '');
+  if (!/^3\.[01]\.\d+$/.test(version)) {
+    throw new VeridexError(
+      'import_invalid',
+      `Only OpenAPI 3.0 and 3.1 documents are supported; got openapi ${JSON.stringify(version).slice(0, 40)}.`,
+    );
+  }
+  // The parser mutates what it dereferences: give it a copy. External $refs stay unresolved.
+  const parserOptions = { resolve: { external: false } } as const;
+  const copy = structuredClone(parsed) as Parameters<typeof validate>[0];
+  const result = await validate(structuredClone(copy), parserOptions);
+  if (!result.valid) {
+    const first = result.errors.slice(0, 3).map((error) => error.message.split('\n')[0]);
+    throw new VeridexError('import_invalid', `Invalid OpenAPI document: ${first.join('; ')}.`);
+  }
+  return (await dereference(copy, parserOptions)) as unknown as Record<string, unknown>;
+}
+
+function operationTool(
+  operation: ParsedOperation,
+  options: FromOpenAPIOptions,
+  idempotencyHeader: string | undefined,
+): AnyGovernedTool {
+  const override = options.overrides?.[operation.id] ?? {};
+  const name = normalizeToolName(override.name ?? operation.id, options.prefix ?? '');
+  const baseUrl = withoutTrailingSlashes(
+    options.baseUrl ?? serverUrlOf(operation.servers, operation.id),
+  );
+  const host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '');
+  const byMethod =
+    options.safetyClassByMethod === undefined || options.safetyClassByMethod === 'auto'
+      ? AUTO_SAFETY_CLASSES
+      : { ...AUTO_SAFETY_CLASSES, ...options.safetyClassByMethod };
+  const changes = !SAFE_METHODS.has(operation.method);
+  const target = {
+    method: operation.method,
+    baseUrl,
+    path: operation.path,
+    ...(operation.body ? { body: operation.body } : {}),
+    ...(changes && idempotencyHeader ? { idempotencyHeader } : {}),
+  };
+  const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
+  const auth = options.auth;
+  return createGovernedTool(
+    {
+      name,
+      description: importedDescription(
+        operation.text,
+        name,
+        options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+      ),
+      safetyClass: override.safetyClass ?? byMethod[operation.method] ?? 'write',
+      input: importJsonSchema(operation.inputSchema, `OpenAPI operation "${operation.id}"`),
+      output: z.string(),
+      // Pinned with the tool: a document that points an operation elsewhere changes the hash.
+      annotations: {
+        openapi: {
+          operationId: operation.id,
+          method: operation.method.toUpperCase(),
+          path: operation.path,
+          server: baseUrl,
+        },
+        readOnlyHint: !changes,
+        destructiveHint: operation.method === 'delete',
+      },
+      sandbox: { networkAllowlist: [host] },
+      timeoutMs: override.timeoutMs ?? options.timeoutMs ?? 30_000,
+      ...(auth ? { secrets: [auth.secret] } : {}),
+      ...(override.approval ? { approval: override.approval } : {}),
+      ...(override.idempotency ? { idempotency: override.idempotency } : {}),
+      ...(override.retry ? { retry: override.retry } : {}),
+      async execute({ input, http, secrets, idempotencyKey, signal }) {
+        const request = buildRequest(target, input as OperationInput, {
+          ...(auth ? { auth } : {}),
+          secrets,
+          idempotencyKey,
+          signal,
+        });
+        const response = await http.fetch(request.url, request.init);
+        const text = await readCapped(response, maxBytes);
+        if (response.ok) return text;
+        const message = `${operation.method.toUpperCase()} ${operation.path} answered HTTP ${response.status}: ${text.slice(0, 500)}`;
+        // Rate limits and unavailable servers are worth a retry (with the same idempotency key).
+        if (response.status === 429 || response.status === 503)
+          throw new RetryableToolError(message);
+        throw new Error(message);
+      },
+    },
+    'imported',
+  );
+}
+
+// A scan rather than /\/+$/, which backtracks quadratically on long runs of slashes.
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url.charCodeAt(end - 1) === 0x2f) end--;
+  return url.slice(0, end);
+}

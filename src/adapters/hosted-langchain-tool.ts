@@ -1,0 +1,71 @@
+import type { ToolCall } from '@langchain/core/messages';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { z } from 'zod';
+import { createGovernedTool } from '../tools/tool.js';
+import type { GovernedTool, SafetyClass, ToolRuntime } from '../tools/types.js';
+import { importedLangChainFields } from './from-langchain-tool.js';
+import { encodeHostResult } from './host-result.js';
+
+/**
+ * Key of the runtime field through which a host runs a hosted LangChain tool its own way
+ * (createAgent's `wrapToolCall` handler, so the middleware after ours still runs). Without
+ * it the tool is invoked as LangGraph's `ToolNode` invokes it.
+ */
+export const HOST_INVOKE: unique symbol = Symbol.for('veridex.hostInvoke');
+
+/** A runtime whose host may run the tool itself. */
+export type HostedRuntime = ToolRuntime & {
+  [HOST_INVOKE]?: (call: ToolCall, signal: AbortSignal) => Promise<unknown>;
+};
+
+/** Options for {@link hostLangChainTool}. */
+export interface HostLangChainToolOptions {
+  /** How dangerous the tool is (annotations may raise it, never lower it). */
+  safetyClass: SafetyClass;
+}
+
+/**
+ * A LangChain tool governed where it is hosted — the governed tool node, the createAgent
+ * middleware: imported like {@link fromLangChainTool} (normalised name, sanitised description,
+ * closed input schema, `trust: 'imported'`), but executed as its host would execute it: with
+ * the LangGraph runtime (`state`, `toolCallId`, `config`, store, writer) as its second
+ * argument, and its result kept whole — a `ToolMessage` with its status, artifact and metadata,
+ * or a `Command` (state update, `goto`, parent-graph handoff). The result is stored in the
+ * at-most-once ledger in a JSON form and rebuilt by {@link decodeHostResult}.
+ *
+ * @throws VeridexError `import_invalid`, `tool_definition_invalid`, `config_invalid`.
+ */
+export function hostLangChainTool(
+  lcTool: StructuredToolInterface,
+  options: HostLangChainToolOptions,
+): GovernedTool<z.ZodType, z.ZodString> {
+  return createGovernedTool(
+    {
+      ...importedLangChainFields(lcTool, { safetyClass: options.safetyClass }),
+      output: z.string(),
+      async execute({ input, signal, context, runtime }) {
+        const call: ToolCall = {
+          id: context.toolCallId,
+          name: lcTool.name,
+          args: input as Record<string, unknown>,
+          type: 'tool_call',
+        };
+        const host = (runtime as HostedRuntime | undefined)?.[HOST_INVOKE];
+        const raw = host
+          ? await host(call, signal)
+          : await lcTool.invoke(call, invocationConfig(runtime, signal) as never);
+        return encodeHostResult(raw);
+      },
+    },
+    'imported',
+  );
+}
+
+/** What LangGraph's ToolNode passes as a tool's second argument, with the attempt's signal. */
+function invocationConfig(
+  runtime: ToolRuntime | undefined,
+  signal: AbortSignal,
+): Record<string, unknown> {
+  if (!runtime) return { signal };
+  return { ...runtime.config, ...runtime, signal };
+}

@@ -1,0 +1,263 @@
+import { wordlist } from '@scure/bip39/wordlists/english.js';
+import type { CredentialSpan } from './credential-kind.js';
+import {
+  BACKSLASH,
+  COLON,
+  COMMA,
+  DASH,
+  DIGIT,
+  DOT,
+  has,
+  LETTER,
+  LOWER,
+  PAREN,
+  runEnd,
+  SEMICOLON,
+  SPACE,
+  UPPER,
+} from './credential-text.js';
+
+// Words are looked up by a hash of their folded letters, so that checking a word of the text
+// allocates nothing; a hit is then compared letter by letter.
+function foldedHash(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let index = start; index < end; index++) {
+    hash = Math.imul(hash ^ (text.charCodeAt(index) | 32), 0x01000193);
+  }
+  return hash >>> 0;
+}
+function wordTable(words: Iterable<string>): Map<number, string> {
+  const table = new Map<number, string>();
+  for (const word of words) table.set(foldedHash(word, 0, word.length), word);
+  return table;
+}
+function lookup(
+  table: Map<number, string>,
+  text: string,
+  start: number,
+  end: number,
+): string | undefined {
+  const word = table.get(foldedHash(text, start, end));
+  if (word === undefined || word.length !== end - start) return undefined;
+  for (let offset = 0; offset < word.length; offset++) {
+    if ((text.charCodeAt(start + offset) | 32) !== word.charCodeAt(offset)) return undefined;
+  }
+  return word;
+}
+const BIP39 = wordTable(wordlist);
+const MNEMONIC_MIN_WORDS = 12;
+// "private key", "signing_key", "walletKey": a key word after one of these is a private key.
+const PRIVATE_KEY_QUALIFIERS = new Set([
+  'private',
+  'priv',
+  'secret',
+  'signing',
+  'wallet',
+  'account',
+  'master',
+]);
+const PRIVATE_KEY_WORDS = new Set(['privkey', 'privatekey', 'secretkey', 'seed', 'mnemonic']);
+// Every segment any context rule looks at; other words cost one length check and a lookup.
+const CONTEXT_WORDS = new Set([
+  'aws',
+  'access',
+  'twilio',
+  'auth',
+  'token',
+  'key',
+  'public',
+  ...PRIVATE_KEY_QUALIFIERS,
+  ...PRIVATE_KEY_WORDS,
+]);
+
+const CONTEXT_TABLE = wordTable(CONTEXT_WORDS);
+
+/**
+ * Where context ends, for the rules that need it, in increasing order. A redaction marker of a
+ * contextual kind is context for more of its kind (see `redactCredentials` for why).
+ */
+export interface WordContext {
+  /** "aws secret", "secret access" (`AWS_SECRET_ACCESS_KEY`, `SecretAccessKey`). */
+  aws: number[];
+  /** A private-key word: "private key", `signing_key`, "seed", `privKey`. */
+  privateKey: number[];
+  /** "key" not preceded by "public". */
+  key: number[];
+  /** "auth token" or "secret" within 40 characters after "twilio". */
+  twilio: number[];
+}
+
+const MARKER_CONTEXT: Readonly<Record<string, keyof WordContext>> = {
+  aws_access_key_id: 'aws',
+  aws_secret_access_key: 'aws',
+  twilio_auth_token: 'twilio',
+  hex_private_key: 'privateKey',
+};
+
+function isMnemonicWord(text: string, start: number, end: number): boolean {
+  for (let index = start + 1; index < end; index++) {
+    if (has(text.charCodeAt(index), UPPER)) return false;
+  }
+  return lookup(BIP39, text, start, end) !== undefined;
+}
+
+/** Calls `visit` for each camel-case part of `text[start, end)`: `APIKey` → `API`, `Key`. */
+export function forEachSegment(
+  text: string,
+  start: number,
+  end: number,
+  visit: (from: number, to: number) => void,
+): void {
+  let from = start;
+  for (let index = start + 1; index < end; index++) {
+    const current = text.charCodeAt(index);
+    if (!has(current, UPPER)) continue;
+    // fooBar → foo|Bar; APIKey → API|Key (an upper-case run ends before its last letter).
+    if (
+      has(text.charCodeAt(index - 1), LOWER) ||
+      (index + 1 < end && has(text.charCodeAt(index + 1), LOWER))
+    ) {
+      visit(from, index);
+      from = index;
+    }
+  }
+  visit(from, end);
+}
+
+// Between two words of a written-down mnemonic: spaces, newlines (also JSON-escaped ones),
+// commas and list numbering ("1. abandon 2. ability").
+const MNEMONIC_GAP = SPACE | DIGIT | COMMA | DOT | PAREN | COLON | SEMICOLON | DASH;
+
+/**
+ * One pass over the words of `text` (runs of ASCII letters; redaction markers skipped): records
+ * the key words other rules need as context, and pushes a `bip39_mnemonic` span for every run
+ * of at least 12 BIP-39 English words. Linear: each character is visited a bounded number of
+ * times (the look for a marker's closing bracket never re-reads what an earlier look read).
+ */
+export function scanWords(
+  text: string,
+  found: CredentialSpan[],
+  skip: readonly CredentialSpan[] = [],
+): WordContext {
+  const context: WordContext = { aws: [], privateKey: [], key: [], twilio: [] };
+  let previous = '';
+  let previousEnd = -10;
+  let streakStart = -1;
+  let streakEnd = -1;
+  let streakWords = 0;
+  let gapOk = true;
+  let gapLength = 0;
+  let unclosedUntil = -1;
+  let twilioEnd = -1000;
+  const endStreak = () => {
+    if (streakWords >= MNEMONIC_MIN_WORDS) {
+      found.push({ start: streakStart, end: streakEnd, kind: 'bip39_mnemonic', rank: 2 });
+    }
+    streakWords = 0;
+  };
+  const visitSegment = (from: number, to: number) => {
+    const length = to - from;
+    const segment = length < 3 || length > 10 ? undefined : lookup(CONTEXT_TABLE, text, from, to);
+    if (segment === undefined) {
+      previous = '';
+    } else {
+      {
+        const adjacent = from - previousEnd <= 2;
+        if (
+          adjacent &&
+          ((segment === 'secret' && previous === 'aws') ||
+            (segment === 'access' && previous === 'secret'))
+        ) {
+          context.aws.push(to);
+        }
+        if (segment === 'twilio') twilioEnd = to;
+        else if (
+          ((segment === 'token' && adjacent && previous === 'auth') || segment === 'secret') &&
+          from - twilioEnd <= 40
+        ) {
+          context.twilio.push(to);
+        }
+        if (
+          PRIVATE_KEY_WORDS.has(segment) ||
+          (segment === 'key' && adjacent && PRIVATE_KEY_QUALIFIERS.has(previous))
+        ) {
+          context.privateKey.push(to);
+        }
+        if (segment === 'key' && !(adjacent && previous === 'public')) context.key.push(to);
+      }
+      previous = segment;
+    }
+    previousEnd = to;
+  };
+  let index = 0;
+  let nextSkip = 0;
+  while (index < text.length) {
+    const code = text.charCodeAt(index);
+    while (nextSkip < skip.length && skip[nextSkip]!.end <= index) nextSkip++;
+    const skipped = skip[nextSkip];
+    if (skipped && skipped.start <= index) {
+      // A credential found by another pass: treated exactly like the marker it will become.
+      const kind = MARKER_CONTEXT[skipped.kind];
+      if (kind) context[kind].push(skipped.end);
+      endStreak();
+      previous = '';
+      gapOk = false;
+      index = skipped.end;
+      continue;
+    }
+    if (code === 91 && text.startsWith('[REDACTED', index)) {
+      // "[REDACTED:aws_access_key_id]" must not count as context, or redacting twice would
+      // differ. The look for "]" is bounded and resumes where an earlier failed look stopped.
+      let close = Math.max(index + 1, unclosedUntil);
+      while (close < text.length && close - index < 80 && text.charCodeAt(close) !== 93) close++;
+      if (text.charCodeAt(close) === 93) {
+        const kind = MARKER_CONTEXT[text.slice(index + 10, close)];
+        if (kind) context[kind].push(close + 1);
+        endStreak();
+        previous = '';
+        index = close + 1;
+      } else {
+        unclosedUntil = close;
+        index++;
+      }
+      gapOk = false;
+      continue;
+    }
+    if (code === 92 && has(text.charCodeAt(index + 1), LOWER)) {
+      const escaped = text[index + 1];
+      if (escaped === 'n' || escaped === 'r' || escaped === 't') {
+        index += 2; // an escaped newline or tab separates words like a real one
+        gapLength += 2;
+        continue;
+      }
+    }
+    if (!has(code, LETTER)) {
+      if (!has(code, MNEMONIC_GAP | BACKSLASH)) gapOk = false;
+      gapLength++;
+      index++;
+      continue;
+    }
+    // A word ends where a found credential starts, as it will at the marker that replaces it.
+    const end = Math.min(runEnd(text, index, LETTER), skipped?.start ?? text.length);
+    const length = end - index;
+    // Mnemonics are written in lower case (the wordlist is); a capitalised first word is too.
+    if (length >= 3 && length <= 8 && isMnemonicWord(text, index, end)) {
+      if (streakWords > 0 && gapOk && gapLength <= 12) {
+        streakWords++;
+      } else {
+        endStreak();
+        streakStart = index;
+        streakWords = 1;
+      }
+      streakEnd = end;
+    } else {
+      endStreak();
+    }
+    forEachSegment(text, index, end, visitSegment);
+    gapOk = true;
+    gapLength = 0;
+    index = end;
+  }
+  endStreak();
+  return context;
+}

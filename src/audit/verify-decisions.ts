@@ -1,0 +1,276 @@
+import type { DecisionStatement } from './decision-statement.js';
+import { decisionSigningMessage, reasonHash } from './decision-statement.js';
+import { ed25519KeyId } from './ed25519-signer.js';
+import { verifyEd25519 } from './ed25519-verify.js';
+import { contentHash } from './sha256.js';
+import type { TraceEvent } from './trace-event.js';
+import { checkWebAuthnAssertion, decisionChallenge, webauthnKeyId } from './webauthn-assertion.js';
+
+/**
+ * An approver as an auditor trusts them: the public part of the approver directory
+ * (`veridex approvers export`). Ids are compared exactly: both sides are canonical.
+ */
+export interface TrustedApprover {
+  id: string;
+  displayName?: string;
+  keys: ReadonlyArray<{
+    keyId: string;
+    publicKey: string;
+    type: string;
+    revokedAt?: string;
+    /** For passkeys: the relying party the credential belongs to. */
+    rpId?: string;
+  }>;
+  revokedAt?: string;
+}
+
+/** How one recorded approval decision fared. */
+export interface DecisionCheck {
+  approvalId: string;
+  eventId: string;
+  approver: string;
+  approverName?: string;
+  decision: string;
+  /** The escalation tier the decision was counted at. */
+  tier?: number;
+  proposalHash?: string;
+  toolName?: string;
+  keyId?: string;
+  /** How the decision was signed: an Ed25519 approver key, or a passkey (WebAuthn assertion). */
+  method?: 'ed25519' | 'webauthn';
+  /** For a passkey decision: the web origin the browser reported the approver was on. */
+  origin?: string;
+  /**
+   * `valid`: the signature verifies over a statement that matches the event (and, with
+   * `approvers`, the key is the named approver's); `invalid`: it does not; `unverified`: a
+   * bare decision taken in the explicit development mode.
+   */
+  status: 'valid' | 'invalid' | 'unverified';
+  /** True when the signing key was found under this approver in the trusted directory. */
+  keyTrusted: boolean;
+  /** Whether the reason shown is the one signed (false also when the log redacted a secret from it). */
+  reasonVerified?: boolean;
+  problem?: string;
+}
+
+interface DecidedPayload {
+  approvalId?: unknown;
+  approver?: unknown;
+  approverName?: unknown;
+  decision?: unknown;
+  tier?: unknown;
+  proposalHash?: unknown;
+  verified?: unknown;
+  reason?: unknown;
+  editedArgs?: unknown;
+  signed?: {
+    statement?: DecisionStatement;
+    keyId?: unknown;
+    signature?: unknown;
+    publicKey?: unknown;
+    webauthn?: {
+      authenticatorData?: unknown;
+      clientDataJSON?: unknown;
+      credentialId?: unknown;
+      rpId?: unknown;
+    };
+  };
+}
+
+/**
+ * Checks every `approval_decided` event of a sealed thread offline: each signed decision's
+ * Ed25519 signature over its statement, the statement against the event (approval, approver,
+ * decision, proposal hash — also against the `approval_requested` event), the signing key
+ * against `approvers` when given, and every `approved` resolution against its quorum of
+ * counted decisions by distinct approvers who did not propose the call. Returns one check per
+ * decision and the problems that make the evidence invalid.
+ */
+export function checkDecisions(
+  events: readonly TraceEvent[],
+  approvers?: readonly TrustedApprover[],
+): { checks: DecisionCheck[]; problems: string[] } {
+  const requested = new Map<string, Record<string, unknown>>();
+  for (const event of events) {
+    if (event.type === 'approval_requested') {
+      requested.set(String(event.payload.approvalId), event.payload);
+    }
+  }
+  const checks: DecisionCheck[] = [];
+  const problems: string[] = [];
+  for (const event of events) {
+    if (event.type !== 'approval_decided') continue;
+    const check = checkOne(event, requested, approvers);
+    checks.push(check);
+    if (check.status === 'invalid') {
+      problems.push(
+        `decision by "${check.approver}" on approval ${check.approvalId} does not verify: ${check.problem}`,
+      );
+    }
+  }
+  for (const event of events) {
+    if (event.type !== 'approval_resolved' || event.payload.status !== 'approved') continue;
+    const problem = quorumProblem(event, requested, checks);
+    if (problem) problems.push(problem);
+  }
+  return { checks, problems };
+}
+
+function checkOne(
+  event: TraceEvent,
+  requested: ReadonlyMap<string, Record<string, unknown>>,
+  approvers: readonly TrustedApprover[] | undefined,
+): DecisionCheck {
+  const payload = event.payload as DecidedPayload;
+  const approvalId = String(payload.approvalId);
+  const request = requested.get(approvalId);
+  const base = {
+    approvalId,
+    eventId: event.eventId,
+    approver: String(payload.approver),
+    ...(typeof payload.approverName === 'string' ? { approverName: payload.approverName } : {}),
+    decision: String(payload.decision),
+    ...(typeof payload.tier === 'number' ? { tier: payload.tier } : {}),
+    ...(typeof request?.proposalHash === 'string' ? { proposalHash: request.proposalHash } : {}),
+    ...(typeof request?.toolName === 'string' ? { toolName: request.toolName } : {}),
+    keyTrusted: false,
+  };
+  if (payload.verified !== true) return { ...base, status: 'unverified' };
+  const signed = payload.signed;
+  const statement = signed?.statement;
+  const invalid = (problem: string): DecisionCheck => ({
+    ...base,
+    ...(typeof signed?.keyId === 'string' ? { keyId: signed.keyId } : {}),
+    status: 'invalid',
+    problem,
+  });
+  if (
+    typeof statement !== 'object' ||
+    statement === null ||
+    typeof signed?.keyId !== 'string' ||
+    typeof signed.signature !== 'string' ||
+    typeof signed.publicKey !== 'string'
+  ) {
+    return invalid('it is marked verified but carries no signed statement');
+  }
+  const { keyId, signature, publicKey } = signed;
+  if (statement.approvalId !== approvalId) return invalid('the statement names another approval');
+  if (statement.approver !== base.approver) return invalid('the statement names another approver');
+  if (statement.decision !== base.decision) return invalid('the statement says another decision');
+  if (payload.proposalHash !== undefined && statement.proposalHash !== payload.proposalHash) {
+    return invalid('the statement is about another proposal than the event');
+  }
+  if (request && statement.proposalHash !== request.proposalHash) {
+    return invalid('the statement is about another proposal than the one requested');
+  }
+  if (statement.editedArgumentsHash !== undefined) {
+    if (
+      typeof payload.editedArgs !== 'object' ||
+      payload.editedArgs === null ||
+      contentHash(payload.editedArgs) !== statement.editedArgumentsHash
+    ) {
+      return invalid('the edited arguments are not the ones signed');
+    }
+  }
+  const trustedKey = (approvers ?? [])
+    .find((candidate) => candidate.id === statement.approver)
+    ?.keys.find((candidate) => candidate.keyId === keyId && candidate.publicKey === publicKey);
+  let origin: string | undefined;
+  if (signed.webauthn !== undefined) {
+    const { authenticatorData, clientDataJSON, credentialId, rpId } = signed.webauthn;
+    if (
+      typeof authenticatorData !== 'string' ||
+      typeof clientDataJSON !== 'string' ||
+      typeof credentialId !== 'string' ||
+      typeof rpId !== 'string'
+    ) {
+      return invalid('the passkey assertion is incomplete');
+    }
+    if (webauthnKeyId(credentialId) !== keyId) {
+      return invalid(`the credential does not match key id ${keyId}`);
+    }
+    if (trustedKey?.rpId !== undefined && trustedKey.rpId !== rpId) {
+      return invalid(`the passkey belongs to ${trustedKey.rpId}, not ${rpId}`);
+    }
+    const check = checkWebAuthnAssertion(
+      { authenticatorData, clientDataJSON, signature },
+      { publicKey, rpId, challenge: decisionChallenge(statement) },
+    );
+    if (!check.ok)
+      return invalid(`the passkey assertion by ${keyId} does not verify: ${check.problem}`);
+    origin = check.origin;
+  } else {
+    let buffer: Buffer;
+    try {
+      buffer = Buffer.from(publicKey, 'base64');
+    } catch {
+      return invalid('the public key is not base64');
+    }
+    if (buffer.length !== 32 || ed25519KeyId(buffer) !== keyId) {
+      return invalid(`the public key does not match key id ${keyId}`);
+    }
+    if (!verifyEd25519(publicKey, decisionSigningMessage(statement), signature)) {
+      return invalid(`the signature by ${keyId} does not verify`);
+    }
+  }
+  let keyTrusted = false;
+  if (approvers) {
+    const approver = approvers.find((candidate) => candidate.id === statement.approver);
+    const key = approver?.keys.find(
+      (candidate) => candidate.keyId === keyId && candidate.publicKey === publicKey,
+    );
+    if (!approver || !key) {
+      return invalid(
+        `key ${keyId} is not a key of "${statement.approver}" in the trusted approvers`,
+      );
+    }
+    const revokedAt = key.revokedAt ?? approver.revokedAt;
+    if (revokedAt !== undefined && Date.parse(revokedAt) <= Date.parse(event.timestamp)) {
+      return invalid(`key ${keyId} was revoked at ${revokedAt}, before the decision was counted`);
+    }
+    keyTrusted = true;
+  }
+  return {
+    ...base,
+    keyId,
+    method: signed.webauthn !== undefined ? 'webauthn' : 'ed25519',
+    ...(origin !== undefined ? { origin } : {}),
+    status: 'valid',
+    keyTrusted,
+    ...(statement.reasonHash !== undefined
+      ? {
+          reasonVerified:
+            typeof payload.reason === 'string' &&
+            reasonHash(payload.reason) === statement.reasonHash,
+        }
+      : {}),
+  };
+}
+
+function quorumProblem(
+  resolved: TraceEvent,
+  requested: ReadonlyMap<string, Record<string, unknown>>,
+  checks: readonly DecisionCheck[],
+): string | undefined {
+  const approvalId = String(resolved.payload.approvalId);
+  const required = Number(
+    resolved.payload.requiredApprovals ?? requested.get(approvalId)?.requiredApprovals ?? 1,
+  );
+  const tier = resolved.payload.tier;
+  const proposers = new Set(
+    (requested.get(approvalId)?.proposers as unknown[] | undefined)?.map(String) ?? [],
+  );
+  const counted = new Set(
+    checks
+      .filter(
+        (check) =>
+          check.approvalId === approvalId &&
+          check.decision === 'approve' &&
+          check.status !== 'invalid' &&
+          (typeof tier !== 'number' || check.tier === tier) &&
+          !proposers.has(check.approver),
+      )
+      .map((check) => check.approver),
+  );
+  if (counted.size >= required) return undefined;
+  return `approval ${approvalId} is recorded as approved with ${counted.size} counted approval(s) by distinct non-proposers, ${required} required`;
+}

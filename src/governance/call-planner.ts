@@ -1,0 +1,277 @@
+import type { ToolCall } from '@langchain/core/messages';
+import type { ApprovalManager, ApprovalRequest } from '../approvals/index.js';
+import { type AuditBatch, type AuditLog, deriveEventId, verbatimDigests } from '../audit/index.js';
+import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
+import { buildToolProposal, type PolicyEngine, type ToolProposal } from '../policy/index.js';
+import type { AnyGovernedTool, ToolRegistry } from '../tools/index.js';
+import { summarizeIssues } from '../tools/summarize-issues.js';
+import { parseWith, toArguments } from '../tools/tool-call-io.js';
+import { ToolRunReport } from '../tools/tool-run-report.js';
+
+/** Everything the planner needs about the call's surroundings. */
+export interface PlanContext {
+  threadId: string;
+  runId: string;
+  turnIndex: number;
+  proposer: string;
+  registry: ToolRegistry;
+  policy: PolicyEngine;
+  approvals: ApprovalManager;
+  audit: AuditLog;
+  /**
+   * Collects `tool_proposed` and `policy_decision` events so that each planning pass writes
+   * them in one append; the planner flushes it before opening an approval request (to keep
+   * the chain in causal order) and the node flushes it when planning is done.
+   */
+  events: AuditBatch;
+}
+
+/** A call that will not run; `message` is what the model reads (made safe by `failureOf`). */
+export interface FailedPlan {
+  kind: 'failed';
+  call: ToolCall;
+  code: VeridexErrorCode | string;
+  message: string;
+  /** Scalar facts for callers (e.g. the `approvalId` of an `approval_required` call). */
+  details?: Record<string, unknown>;
+}
+
+/** A call waiting for human decisions. */
+export interface PendingPlan {
+  kind: 'pending';
+  call: ToolCall;
+  tool: AnyGovernedTool;
+  proposal: ToolProposal;
+  request: ApprovalRequest;
+  revision: number;
+}
+
+/** A call cleared to run (by policy, or by approvers). */
+export interface AllowedPlan {
+  kind: 'allowed';
+  call: ToolCall;
+  tool: AnyGovernedTool;
+  proposal: ToolProposal;
+  approvedBy: string[];
+}
+
+/** Where one tool call stands after pins, validation, policy and approvals. */
+export type CallPlan = FailedPlan | PendingPlan | AllowedPlan;
+
+/**
+ * Decides one tool call without running it: the tool (`given`, else the registry's tool of
+ * that name) must exist and match its pin, the
+ * arguments must validate, and the policy engine decides; an escalated call is matched to
+ * its (possibly already decided) approval request. Re-planning the same call after a resume
+ * yields the same proposal hash, so a changed argument is caught as
+ * `proposal_mutation_detected`.
+ */
+export async function planCall(
+  call: ToolCall,
+  context: PlanContext,
+  given?: AnyGovernedTool,
+): Promise<CallPlan> {
+  const callId = call.id ?? '';
+  // A path that holds the tool object itself (runTool, a converted tool) checks THAT object's
+  // pin: a tampered copy must not borrow the registered original's name.
+  const tool = given && given.name === call.name ? given : context.registry.get(call.name);
+  if (!tool) {
+    // ToolNode's wording, word for word: code written against ToolNode matches on it.
+    const message = `Tool "${call.name}" not found.`;
+    await context.events.append({
+      threadId: context.threadId,
+      runId: context.runId,
+      turnIndex: context.turnIndex,
+      eventId: deriveEventId(context.threadId, 'tool_failed', callId),
+      type: 'tool_failed',
+      payload: { toolName: call.name, toolCallId: callId, code: 'tool_not_found' },
+    });
+    return { kind: 'failed', call, code: 'tool_not_found', message };
+  }
+  const pinProblem = context.registry.check(tool);
+  if (pinProblem) return reportFailure(call, tool, context, pinProblem);
+  const args = toArguments(call.args);
+  const checked = await validateArguments(call, tool, args, context);
+  if (checked) return checked;
+  return planProposal(call, tool, args as Record<string, unknown>, 0, context);
+}
+
+/** Brings a pending plan up to date with its request (decisions, expiry, edits). */
+export async function refreshPlan(plan: PendingPlan, context: PlanContext): Promise<CallPlan> {
+  const request = await context.approvals.require(plan.request.id);
+  return fromRequest(plan.call, plan.tool, plan.proposal, request, plan.revision, context);
+}
+
+async function planProposal(
+  call: ToolCall,
+  tool: AnyGovernedTool,
+  args: Record<string, unknown>,
+  revision: number,
+  context: PlanContext,
+  editors: readonly string[] = [],
+): Promise<CallPlan> {
+  const proposal = buildToolProposal({
+    tool,
+    arguments: args,
+    threadId: context.threadId,
+    runId: context.runId,
+    toolCallId: call.id ?? '',
+    proposer: context.proposer,
+  });
+  await context.events.append({
+    threadId: context.threadId,
+    runId: context.runId,
+    turnIndex: context.turnIndex,
+    eventId: deriveEventId(context.threadId, 'tool_proposed', proposal.toolCallId, revision),
+    type: 'tool_proposed',
+    ...verbatimDigests(
+      {
+        toolName: tool.name,
+        toolCallId: proposal.toolCallId,
+        safetyClass: tool.safetyClass,
+        schemaHash: tool.schemaHash,
+        proposalHash: proposal.hash,
+        arguments: args,
+        revision,
+      },
+      ['schemaHash', 'proposalHash'],
+    ),
+  });
+  const decision = await context.policy.evaluate(proposal, { audit: context.events });
+  if (decision.verdict === 'allow')
+    return { kind: 'allowed', call, tool, proposal, approvedBy: [] };
+  if (decision.verdict === 'deny') {
+    return {
+      kind: 'failed',
+      call,
+      code: decision.code ?? 'policy_denied',
+      message: `Policy denied "${tool.name}": ${decision.reason} (rule ${decision.ruleId}).`,
+    };
+  }
+  await context.events.flush();
+  const request = await context.approvals.request(proposal, decision, {
+    revision,
+    summary: { toolName: tool.name, safetyClass: tool.safetyClass, arguments: args },
+    ...(editors.length > 0 ? { proposers: editors } : {}),
+  });
+  if (request.proposalHash !== proposal.hash) {
+    await context.audit.append({
+      threadId: context.threadId,
+      runId: context.runId,
+      turnIndex: context.turnIndex,
+      eventId: deriveEventId(
+        context.threadId,
+        'security_event',
+        'proposal_mutation_detected',
+        request.id,
+        proposal.hash,
+      ),
+      type: 'security_event',
+      payload: {
+        kind: 'proposal_mutation_detected',
+        approvalId: request.id,
+        toolName: tool.name,
+        toolCallId: proposal.toolCallId,
+        approvedHash: request.proposalHash,
+        currentHash: proposal.hash,
+      },
+    });
+    return {
+      kind: 'failed',
+      call,
+      code: 'proposal_mutation_detected',
+      message: `The arguments of "${tool.name}" changed after approval ${request.id} was requested; the call was not executed. Propose it again.`,
+    };
+  }
+  return fromRequest(call, tool, proposal, request, revision, context);
+}
+
+async function fromRequest(
+  call: ToolCall,
+  tool: AnyGovernedTool,
+  proposal: ToolProposal,
+  request: ApprovalRequest,
+  revision: number,
+  context: PlanContext,
+): Promise<CallPlan> {
+  switch (request.status) {
+    case 'approved':
+      return {
+        kind: 'allowed',
+        call,
+        tool,
+        proposal,
+        approvedBy: request.decisions
+          .filter((d) => d.decision === 'approve')
+          .map((d) => d.approver),
+      };
+    case 'pending':
+      return { kind: 'pending', call, tool, proposal, request, revision };
+    case 'rejected': {
+      const rejection = request.decisions.find((d) => d.decision === 'reject');
+      return {
+        kind: 'failed',
+        call,
+        code: 'approval_rejected',
+        message: `"${tool.name}" was rejected by ${rejection?.approver ?? 'an approver'}${rejection?.reason ? `: ${rejection.reason}` : ''}.`,
+      };
+    }
+    case 'expired':
+      return {
+        kind: 'failed',
+        call,
+        code: 'approval_expired',
+        message: `Approval ${request.id} for "${tool.name}" expired at ${request.expiresAt}; the call was not executed.`,
+      };
+    case 'edited': {
+      const edit = request.decisions.findLast((d) => d.decision === 'edit');
+      const edited = edit?.editedArgs ?? {};
+      const checked = await validateArguments(call, tool, edited, context);
+      if (checked) return checked;
+      // The edited call is a new proposal: re-hashed, re-evaluated, maybe re-approved — and
+      // whoever edited it (like everyone who proposed the earlier version) cannot approve it.
+      return planProposal(call, tool, edited, revision + 1, context, [
+        ...request.proposers,
+        ...(edit ? [edit.approver] : []),
+      ]);
+    }
+  }
+}
+
+async function validateArguments(
+  call: ToolCall,
+  tool: AnyGovernedTool,
+  args: unknown,
+  context: PlanContext,
+): Promise<FailedPlan | undefined> {
+  const parsed = await parseWith(tool.input, args);
+  if (parsed.success) return undefined;
+  const error = new VeridexError(
+    'input_invalid',
+    `Invalid arguments for tool "${tool.name}": ${summarizeIssues(parsed.error.issues)}. Fix the arguments and call the tool again.`,
+  );
+  return reportFailure(call, tool, context, error);
+}
+
+async function reportFailure(
+  call: ToolCall,
+  tool: AnyGovernedTool,
+  context: PlanContext,
+  error: VeridexError,
+): Promise<FailedPlan> {
+  const scope = {
+    threadId: context.threadId,
+    toolCallId: call.id ?? '',
+    runId: context.runId,
+    turnIndex: context.turnIndex,
+  };
+  const failure = await new ToolRunReport(tool, scope, context.audit, context.audit.scrubber).fail(
+    error,
+  );
+  return {
+    kind: 'failed',
+    call,
+    code: error.code,
+    message: failure.status === 'error' ? failure.message : error.message,
+  };
+}

@@ -1,0 +1,48 @@
+import type { ToolCall } from '@langchain/core/messages';
+import type { ApprovalManager } from '../approvals/index.js';
+import type { AuditLog } from '../audit/index.js';
+import type { PolicyEngine } from '../policy/index.js';
+import type { Sandbox } from '../sandbox/index.js';
+import type {
+  IdempotencyOptions,
+  IdempotencyStore,
+  SecretsProvider,
+  ToolRegistry,
+  ToolRuntime,
+} from '../tools/index.js';
+
+/**
+ * Everything a governed call is decided and executed with. One value, shared by every path to
+ * a tool — the governed tool node, `runTool`, the LangChain and MCP converters, the createAgent
+ * middleware — so no path can run a tool with less than the others.
+ */
+export interface GovernanceRuntime {
+  /** The tools, pinned: a tool whose contract changed is `schema_pin_mismatch`. */
+  registry: ToolRegistry;
+  policy: PolicyEngine;
+  approvals: ApprovalManager;
+  audit: AuditLog;
+  /** The proposing agent's identity (never counts as an approver). */
+  proposer: string;
+  /**
+   * Records executed calls so each runs at most once (absent: each tool's in-memory ledger).
+   */
+  idempotency?: IdempotencyStore | IdempotencyOptions;
+  /** Where tools execute (default `DenyAllSandbox`). */
+  sandbox?: Sandbox;
+  secrets?: SecretsProvider;
+  /** Cap on tool output shown to the model (default 32 KiB). */
+  maxOutputBytes?: number;
+}
+
+/** Where one batch of calls happens: the thread, the run and the turn. */
+export interface CallScope {
+  threadId: string;
+  runId: string;
+  turnIndex: number;
+  /** Scalar request facts for the tool (`context.metadata`). */
+  metadata?: Readonly<Record<string, unknown>>;
+  signal?: AbortSignal;
+  /** The LangGraph runtime each call's tool receives (state, toolCallId, config, …). */
+  runtimeFor?: (call: ToolCall) => ToolRuntime;
+}

@@ -1,0 +1,38 @@
+export {
+  argumentsHash,
+  DECISION_PAYLOAD_TYPE,
+  type DecisionKind,
+  type DecisionStatement,
+  decisionSigningMessage,
+  isSignedDecision,
+  type PasskeyAssertionParts,
+  reasonHash,
+  type SignedDecision,
+} from '../audit/decision-statement.js';
+export { decisionChallenge, webauthnKeyId } from '../audit/webauthn-assertion.js';
+export {
+  type Approver,
+  type ApproverInit,
+  type ApproverKey,
+  type Ed25519ApproverKey,
+  isActiveKey,
+  type PasskeyInit,
+  type WebAuthnApproverKey,
+} from './approver.js';
+export { type ApproverDirectory, buildApprover } from './approver-directory.js';
+export { APPROVERS_FORMAT, parseApprovers, serializeApprovers } from './approvers-file.js';
+export { type AuthenticatedDecision, authenticateDecision } from './authenticate-decision.js';
+export {
+  canonicalIdentity,
+  foldText,
+  identityKey,
+  MAX_IDENTITY_LENGTH,
+  sameIdentity,
+  tryIdentityKey,
+} from './canonical-identity.js';
+export { CONFUSABLES_VERSION } from './confusable-prototypes.js';
+export { MemoryApproverDirectory } from './memory-approver-directory.js';
+export { PostgresApproverDirectory } from './postgres-approver-directory.js';
+export { type SignDecisionInput, signDecision } from './sign-decision.js';
+export { confusableSkeleton } from './skeleton.js';
+export { describeMalformedSignedDecision, MAX_REASON_LENGTH } from './statement-shape.js';

@@ -1,0 +1,42 @@
+import { CONFUSABLE_PROTOTYPES } from './confusable-prototypes.js';
+
+let prototypes: Map<number, string> | undefined;
+
+function prototypeTable(): Map<number, string> {
+  if (prototypes) return prototypes;
+  const table = new Map<number, string>();
+  for (const entry of CONFUSABLE_PROTOTYPES.split(';')) {
+    const [source, target] = entry.split(':') as [string, string];
+    table.set(
+      Number.parseInt(source, 16),
+      String.fromCodePoint(...target.split(' ').map((hex) => Number.parseInt(hex, 16))),
+    );
+  }
+  prototypes = table;
+  return table;
+}
+
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+/** The `confusables.txt` prototype of one character, if it has one other than itself. */
+export function prototypeOf(char: string): string | undefined {
+  return prototypeTable().get(char.codePointAt(0)!);
+}
+
+/**
+ * The confusable skeleton of `text` (Unicode TS #39 §4): NFD, default-ignorable code points
+ * removed, every code point replaced by its prototype from `confusables.txt`, NFD again.
+ * Two strings with equal skeletons look alike (`раypal` written with Cyrillic letters and
+ * `paypal`); the skeleton is a comparison key, never something to display. Linear in the
+ * length of `text`.
+ *
+ * @example confusableSkeleton('аlice') === confusableSkeleton('alice') // true (Cyrillic а)
+ */
+export function confusableSkeleton(text: string): string {
+  const table = prototypeTable();
+  let mapped = '';
+  for (const char of text.normalize('NFD').replace(DEFAULT_IGNORABLE, '')) {
+    mapped += table.get(char.codePointAt(0)!) ?? char;
+  }
+  return mapped.normalize('NFD');
+}

@@ -1,0 +1,46 @@
+/** All SQL of the identity module. Tables: migrations 0009_approver_identity.sql and 0013_inbox.sql (passkey columns). */
+
+const APPROVER_WITH_KEYS = `
+SELECT a.id, a.display_name, a.roles, a.added_at, a.revoked_at,
+  COALESCE(
+    json_agg(json_build_object(
+      'type', k.type, 'keyId', k.key_id, 'publicKey', k.public_key,
+      'addedAt', k.added_at, 'revokedAt', k.revoked_at, 'credential', k.credential
+    ) ORDER BY k.added_at, k.key_id) FILTER (WHERE k.key_id IS NOT NULL),
+    '[]'::json
+  ) AS keys
+FROM veridex_approvers a
+LEFT JOIN veridex_approver_keys k ON k.approver_id = a.id`;
+
+export const SELECT_BY_IDENTITY_KEY = `${APPROVER_WITH_KEYS}
+WHERE a.identity_key = $1
+GROUP BY a.id`;
+
+export const SELECT_BY_KEY_ID = `${APPROVER_WITH_KEYS}
+WHERE a.id = (SELECT approver_id FROM veridex_approver_keys WHERE key_id = $1)
+GROUP BY a.id`;
+
+export const SELECT_ALL = `${APPROVER_WITH_KEYS}
+GROUP BY a.id
+ORDER BY a.id`;
+
+export const INSERT_APPROVER = `
+INSERT INTO veridex_approvers (id, identity_key, display_name, roles, added_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT DO NOTHING`;
+
+export const SELECT_ID_BY_IDENTITY_KEY = `SELECT id FROM veridex_approvers WHERE identity_key = $1 OR id = $2`;
+
+export const INSERT_KEY = `
+INSERT INTO veridex_approver_keys (key_id, approver_id, type, public_key, added_at, credential)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (key_id) DO NOTHING`;
+
+export const SELECT_KEY_OWNER = `SELECT approver_id FROM veridex_approver_keys WHERE key_id = $1`;
+
+export const REVOKE_APPROVER = `
+UPDATE veridex_approvers SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`;
+
+export const REVOKE_KEY = `
+UPDATE veridex_approver_keys SET revoked_at = COALESCE(revoked_at, $3)
+WHERE approver_id = $1 AND key_id = $2`;

@@ -1,0 +1,70 @@
+import { type CredentialKind, redactCredentials } from '../audit/index.js';
+import { stripHidden } from '../tools/hidden-characters.js';
+
+/** Fields beyond this many are run together as one (bounds the work to 33 passes). */
+const MAX_SPLIT_FIELDS = 32;
+
+/**
+ * The credential kinds the shared redactor (`redactCredentials`, src/audit) finds in what a
+ * memory write would store — not a second detector, but the same one run over the views a
+ * token could hide in: every field on its own line (content, subject, predicate, object, key,
+ * each tag, each string in `value`); the same with invisible characters removed, NFKC applied
+ * (a zero-width space or full-width letters inside a token) and letter-by-letter spacing
+ * closed up (`s k - p r o j …`); and, for each field, that field run together with every
+ * field after it (a token split across fields, tags or array items, however many). Each view
+ * is one linear pass; kinds are reported once each, never the values.
+ *
+ * @example credentialKindsIn(['deploy', 'sk-proj-abcdefghijklm', 'nopqrstuvwxyz0123']) // ['openai_key']
+ */
+export function credentialKindsIn(texts: readonly string[]): CredentialKind[] {
+  const visible = texts.map((text) =>
+    closeUpSpacing(stripHidden(text.normalize('NFKC')).text.normalize('NFKC')),
+  );
+  const views = [texts.join('\n'), visible.join('\n')];
+  const splits = Math.min(visible.length, MAX_SPLIT_FIELDS);
+  for (let index = 0; index + 1 < splits || (index === 0 && visible.length > 1); index++) {
+    views.push(`${visible.slice(0, index).join('\n')}\n${visible.slice(index).join('')}`);
+  }
+  const kinds = new Set<CredentialKind>();
+  for (const view of views) {
+    for (const kind of redactCredentials(view).kinds) kinds.add(kind);
+  }
+  return [...kinds];
+}
+
+/**
+ * Removes the whitespace between two single characters, so text spaced out letter by letter
+ * reads as the word it spells (`s k - p r o j` → `sk-proj`); words keep their spaces.
+ */
+export function closeUpSpacing(text: string): string {
+  let result = '';
+  let index = 0;
+  while (index < text.length) {
+    const char = text[index]!;
+    if (/\s/.test(char)) {
+      let end = index;
+      while (end < text.length && /\s/.test(text[end]!)) end++;
+      const before =
+        index >= 1 && !/\s/.test(text[index - 1]!) && (index < 2 || /\s/.test(text[index - 2]!));
+      const after = end < text.length && (end + 1 >= text.length || /\s/.test(text[end + 1]!));
+      if (!(before && after)) result += text.slice(index, end);
+      index = end;
+      continue;
+    }
+    result += char;
+    index++;
+  }
+  return result;
+}
+
+/** Every string a value holds (keys and leaves), depth-first, for {@link credentialKindsIn}. */
+export function stringsOf(value: unknown, into: string[] = [], depth = 0): string[] {
+  if (typeof value === 'string') into.push(value);
+  else if (depth < 32 && typeof value === 'object' && value !== null) {
+    for (const [key, child] of Object.entries(value)) {
+      if (!Array.isArray(value)) into.push(key);
+      stringsOf(child, into, depth + 1);
+    }
+  }
+  return into;
+}

@@ -1,0 +1,160 @@
+import type { BaseMessage } from '@langchain/core/messages';
+import { createMiddleware } from 'langchain';
+import type { ContextCompiler } from '../context/index.js';
+import {
+  type GovernanceOptions,
+  type GovernanceRuntime,
+  resolveRuntime,
+} from '../governance/index.js';
+import type { SealedEvidence } from '../nodes/evidence-node.js';
+import { MemoryAnnotation, memoryNodes } from '../nodes/memory-nodes.js';
+import type { NodeTool, ToolClassification } from '../nodes/node-tools.js';
+import type { RunBudget } from '../nodes/run-budget.js';
+import { rules } from '../policy/index.js';
+import type { HookRuntime } from './call-scope.js';
+import { MiddlewareTools } from './middleware-tools.js';
+import {
+  beforeModelCall,
+  compileModelRequest,
+  finishRun,
+  type MiddlewareEvidenceOptions,
+  type MiddlewareMemoryOptions,
+  type ModelGovernance,
+  type ModelRequestLike,
+} from './model-hooks.js';
+import { RunClock } from './run-clock.js';
+import { approvalGate, governToolCall, type ToolCallRequestLike } from './tool-hooks.js';
+
+/**
+ * Options of {@link governanceMiddleware}: the governance of `governedToolNode` (policy,
+ * approvals, audit, idempotency, sandbox, … — each with its secure default; pass `db` to make
+ * them durable and shared across processes), the tools it brings, and the model-side steps.
+ */
+export interface GovernanceMiddlewareOptions extends GovernanceOptions, ToolClassification {
+  /**
+   * Tools the middleware adds to the agent: governed tools (run in the sandbox) and plain
+   * LangChain tools (run by the agent's tool node, inside the ledger). Their calls are decided
+   * by the approval gate right after the model's turn, before any tool runs. Tools given to
+   * `createAgent` itself are governed too, classified at their first call.
+   */
+  tools?: readonly NodeTool[];
+  /** Middleware name (default `VeridexGovernance`); unique per agent. */
+  name?: string;
+  /** Compile the model's input within the effective window (`wrapModelCall`). */
+  context?: ContextCompiler;
+  /** Recall memories before each model call and distil the run after it. */
+  memory?: MiddlewareMemoryOptions;
+  /** Seal each finished run into a signed evidence bundle (`afterAgent`). */
+  evidence?: MiddlewareEvidenceOptions;
+  /**
+   * Run budgets: `maxTokens` (checked before each model call), `maxToolCalls`/`toolCosts` (a
+   * `rules.callLimit` added to the policy engine), `maxWallClockMs` (per run or resume, time
+   * waiting for approvals excluded) and `signal` (external cancellation). Exhaustion ends the
+   * run at its last completed step with a `budget_exhausted` event.
+   */
+  budget?: RunBudget;
+}
+
+/** What {@link governanceMiddleware} returns: a LangChain middleware, and its governance. */
+export type GovernanceMiddleware = ReturnType<typeof createMiddleware> & {
+  /** The runtime every call is decided and executed with (registry, policy, approvals, audit, ledger). */
+  readonly governance: GovernanceRuntime;
+  /** The evidence bundle sealed at the end of the thread's last finished run. */
+  evidence(threadId: string): SealedEvidence | undefined;
+};
+
+/**
+ * Governance for LangChain v1's `createAgent`, as one middleware: every tool call goes
+ * through the same pipeline as `governedToolNode` — pins, validation, policy, approvals
+ * (an `interrupt()` in the shape of LangChain's `humanInTheLoopMiddleware`, plus approval id,
+ * route, quorum, expiry and proposal hash; resumed with signed decisions, in our form or
+ * LangChain's `{ decisions: [...] }`), sandbox, sanitiser and the at-most-once ledger — with
+ * the model side around it: run budgets (`beforeModel`), the context compiler
+ * (`wrapModelCall`), memory, and the evidence bundle sealed when the run ends (`afterAgent`).
+ *
+ * Order in `middleware` (first listed is outermost): put it first so every other middleware's
+ * tool calls and model calls happen inside its governance; middleware listed after it wraps
+ * the execution of the agent's plain tools, inside the ledger.
+ *
+ * @throws VeridexError `config_invalid` for ambiguous tool classifications.
+ * @example
+ * const agent = createAgent({ model, tools: [search], checkpointer,
+ *   middleware: [governanceMiddleware({ db, tools: [transfer], policy, evidence: { signers: [signer] } })] });
+ */
+export function governanceMiddleware(
+  options: GovernanceMiddlewareOptions = {},
+): GovernanceMiddleware {
+  const tools = new MiddlewareTools(options.tools ?? [], options);
+  const runtime = resolveRuntime(options, tools.registry);
+  const budget = options.budget;
+  if (budget?.maxToolCalls !== undefined) {
+    runtime.policy.use(
+      rules.callLimit({
+        perRun: budget.maxToolCalls,
+        ...(budget.toolCosts ? { costs: budget.toolCosts } : {}),
+      }),
+    );
+  }
+  const clock = new RunClock(budget?.maxWallClockMs);
+  const toolSide = { runtime, tools, clock, signal: budget?.signal };
+  const sealed = new Map<string, SealedEvidence>();
+  const modelSide: ModelGovernance = {
+    audit: runtime.audit,
+    clock,
+    maxTokens: budget?.maxTokens,
+    signal: budget?.signal,
+    context: options.context,
+    memory: options.memory ? memoryNodes(options.memory.manager, options.memory) : undefined,
+    evidence: options.evidence,
+    sealed,
+  };
+  type State = { messages: BaseMessage[] } & Record<string, unknown>;
+  // Each hook other than the wrappers is a node of the agent's graph, a step (and a checkpoint)
+  // on every turn: only the ones a configuration needs are added.
+  const budgeted =
+    budget !== undefined &&
+    (budget.maxTokens !== undefined ||
+      budget.maxToolCalls !== undefined ||
+      budget.maxWallClockMs !== undefined ||
+      budget.signal !== undefined);
+  const gate = tools.bindings.length > 0;
+  const ending = budgeted || options.memory !== undefined || options.evidence !== undefined;
+  const hooks = {
+    name: options.name ?? 'VeridexGovernance',
+    ...(options.memory ? { stateSchema: MemoryAnnotation } : {}),
+    tools: tools.bindings,
+    ...(budgeted || options.memory
+      ? {
+          beforeModel: {
+            canJumpTo: ['end'],
+            hook: (state: unknown, hook: unknown) =>
+              beforeModelCall(state as State, hook as HookRuntime, modelSide),
+          },
+        }
+      : {}),
+    wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) =>
+      handler(await compileModelRequest(request as ModelRequestLike, modelSide)),
+    ...(gate
+      ? {
+          afterModel: async (state: unknown, hook: unknown) => {
+            await approvalGate(state as State, hook as HookRuntime, toolSide);
+            return undefined;
+          },
+        }
+      : {}),
+    wrapToolCall: (request: unknown, handler: unknown) =>
+      governToolCall(request as ToolCallRequestLike, handler as never, toolSide),
+    ...(ending
+      ? {
+          afterAgent: (state: unknown, hook: unknown) =>
+            finishRun(state as State, hook as HookRuntime, modelSide),
+        }
+      : {}),
+  };
+  // The hooks are typed against our narrow views of LangChain's requests; the shapes match.
+  const middleware = createMiddleware(hooks as unknown as Parameters<typeof createMiddleware>[0]);
+  return Object.assign(middleware, {
+    governance: runtime,
+    evidence: (threadId: string) => sealed.get(threadId),
+  }) as GovernanceMiddleware;
+}

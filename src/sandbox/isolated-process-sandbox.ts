@@ -1,0 +1,183 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { VeridexError } from '../errors/index.js';
+import { type Bubblewrap, bubblewrap, EGRESS_SOCKET, sandboxArgs } from './bubblewrap.js';
+import {
+  childEnvironment,
+  childRequestFor,
+  networkAllowlists,
+  settle,
+  toolModule,
+  WarmChildren,
+} from './child-call.js';
+import { type ChildEntry, childEntryFor } from './child-entry.js';
+import { EgressProxy } from './egress-proxy.js';
+import {
+  childV8Flags,
+  type ProcessSandboxOptions,
+  type ResolvedProcessOptions,
+  resolveProcessOptions,
+} from './process-sandbox-options.js';
+import { readProcessTreeUsage } from './process-usage.js';
+import type { Sandbox, SandboxRunRequest } from './sandbox.js';
+import { SandboxChild } from './sandbox-child.js';
+
+/** Options for {@link IsolatedProcessSandbox}. */
+export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
+  /** The bubblewrap binary (default: `bwrap` on PATH). */
+  bwrapPath?: string;
+  /**
+   * Processes and threads the sandbox may run at once (default 64; Node alone runs ~8
+   * threads). Beyond it the call is stopped (`sandbox_limit_exceeded`, `details.limit:
+   * 'processes'`); where the host user is not root the kernel also refuses the extra forks.
+   */
+  maxProcesses?: number;
+  /** Size of the private `/tmp` (memory-backed) in MB (default 64). */
+  tmpMb?: number;
+  /** The fetch the parent's egress proxy performs admitted requests with (default `globalThis.fetch`). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Runs each call in a fresh child Node process inside a bubblewrap sandbox the kernel enforces:
+ * its own user, PID, IPC, UTS and network namespaces (no nested user namespaces, no
+ * capabilities, no new privileges, killed with the parent); the system directories, the Node
+ * binary and the tool's bundle read-only; the jail read-write at the same path and a private
+ * size-capped `/tmp` — nothing else writable, nothing else of the host visible (no `/home`,
+ * `/var`, `/run`, `/etc`, host `/tmp`, host processes); an environment holding only the
+ * allowlisted variables (secrets arrive on stdin). The network namespace has no interface but
+ * its own loopback: a tool that declares `sandbox.networkAllowlist` reaches the network only
+ * through the injected `http`, which talks to a proxy in this process over a Unix socket, and
+ * the proxy applies the allowlists (see {@link EgressProxy}). The limits are those of
+ * `LocalProcessSandbox`, measured over the whole process tree, plus `maxProcesses`.
+ *
+ * Tools declare `sandbox: { module: import.meta.url }`, as for `LocalProcessSandbox`: switching
+ * is one line. Child processes are allowed (they are confined too).
+ *
+ * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces; without them the constructor
+ * throws `sandbox_unavailable` (check first with {@link IsolatedProcessSandbox.availability}).
+ *
+ * @example
+ * const sandbox = new IsolatedProcessSandbox({ jailRoot: '/srv/agent-data', networkAllowlist: ['api.example.com'] });
+ * await runTool(fetchReport, args, { sandbox });
+ */
+export class IsolatedProcessSandbox implements Sandbox {
+  readonly kind = 'isolated_process';
+  readonly #options: ResolvedProcessOptions;
+  readonly #bwrap: Bubblewrap;
+  readonly #maxProcesses: number;
+  readonly #tmpMb: number;
+  readonly #fetch: typeof fetch | undefined;
+  readonly #warm = new WarmChildren();
+  readonly #proxies = new WeakMap<SandboxChild, EgressProxy>();
+  #runtime: string | undefined;
+  #sockets = 0;
+
+  /**
+   * @throws VeridexError `sandbox_unavailable` without Linux, bubblewrap 0.8+ or user
+   * namespaces; `config_invalid` for a missing jail or malformed allowlist.
+   */
+  constructor(options: IsolatedProcessSandboxOptions) {
+    this.#options = resolveProcessOptions('IsolatedProcessSandbox', options);
+    this.#bwrap = bubblewrap(options.bwrapPath);
+    this.#maxProcesses = options.maxProcesses ?? 64;
+    this.#tmpMb = options.tmpMb ?? 64;
+    this.#fetch = options.fetch;
+  }
+
+  /** Whether the sandbox can run here, and if not, why (the `sandbox_unavailable` message). */
+  static availability(
+    options: { bwrapPath?: string } = {},
+  ): { available: true } | { available: false; reason: string } {
+    try {
+      bubblewrap(options.bwrapPath);
+      return { available: true };
+    } catch (error) {
+      if (!VeridexError.is(error, 'sandbox_unavailable')) throw error;
+      return { available: false, reason: error.message };
+    }
+  }
+
+  async run(request: SandboxRunRequest): Promise<unknown> {
+    const { tool } = request;
+    const module = toolModule(tool, 'IsolatedProcessSandbox');
+    request.signal.throwIfAborted();
+    const options = this.#options;
+    const entry = await childEntryFor(module, childV8Flags(options), {
+      startup: options.startup,
+      variant: 'isolated',
+      ...(options.cacheDirectory ? { cacheDirectory: options.cacheDirectory } : {}),
+    });
+    const allowlists = networkAllowlists(tool, options);
+    // A host must be on every list: one empty list means no host at all, so no proxy either.
+    const egress = allowlists.every((list) => list.length > 0) ? allowlists : undefined;
+    const env = childEnvironment(options.envAllowlist, tool.sandbox?.envAllowlist);
+    const key = JSON.stringify([entry.args, entry.readPaths, env, egress ?? null]);
+    const start = () => this.#start(entry, env, egress);
+    const child = this.#warm.take(key, start);
+    this.#proxies.get(child)?.attach({ report: request.onViolation, signal: request.signal });
+    let response: Awaited<ReturnType<SandboxChild['drive']>>;
+    try {
+      response = await child.drive(
+        childRequestFor(request, entry, options, {
+          envNames: Object.keys(env),
+          ...(egress ? { egressSocket: EGRESS_SOCKET } : {}),
+        }),
+        { ...options, maxProcesses: this.#maxProcesses },
+        request.signal,
+        tool.name,
+      );
+    } finally {
+      // The next call's sandbox starts now, after this one, so the two do not compete for CPU.
+      if (options.prewarm) this.#warm.offer(key, start);
+    }
+    return settle(response, request);
+  }
+
+  /** Kills the sandboxes started ahead of time (with `prewarm`) and removes their sockets. */
+  close(): void {
+    this.#warm.close();
+    if (this.#runtime) rmSync(this.#runtime, { recursive: true, force: true });
+    this.#runtime = undefined;
+  }
+
+  #start(entry: ChildEntry, env: Record<string, string>, egress: string[][] | undefined) {
+    const options = this.#options;
+    let socket: string | undefined;
+    let proxy: EgressProxy | undefined;
+    if (egress) {
+      // A private directory (mode 0700): no other local user can reach the proxy.
+      this.#runtime ??= mkdtempSync(join(tmpdir(), 'veridex-isolated-'));
+      socket = join(this.#runtime, `egress-${++this.#sockets}.sock`);
+      proxy = EgressProxy.listen(socket, {
+        allowlists: egress,
+        allowHttp: options.allowHttp,
+        ...(this.#fetch ? { fetch: this.#fetch } : {}),
+      });
+    }
+    const view = {
+      jailRoot: options.jailRoot,
+      readPaths: [...entry.readPaths, ...options.readPaths],
+      tmpMb: this.#tmpMb,
+      ...(socket ? { egressSocket: socket } : {}),
+    };
+    const limit = this.#bwrap.prlimit
+      ? [this.#bwrap.prlimit, `--nproc=${this.#maxProcesses}`, '--']
+      : [];
+    const node = [process.execPath, ...childV8Flags(options), '--no-warnings', ...entry.args];
+    const child = SandboxChild.start({
+      command: this.#bwrap.path,
+      args: [...sandboxArgs(view), '--', ...limit, ...node],
+      env,
+      cwd: options.jailRoot,
+      usage: readProcessTreeUsage,
+      onExit: () => {
+        proxy?.close();
+        if (socket) rmSync(socket, { force: true });
+      },
+    });
+    if (proxy) this.#proxies.set(child, proxy);
+    return child;
+  }
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../audit/index.js';
+import type { Database } from '../db/index.js';
+import { VeridexError } from '../errors/index.js';
+import { canonicalIdentity } from '../identity/index.js';
+import { CONSUME_INVITATION, INSERT_INVITATION, SELECT_INVITATION } from './sql.js';
+
+/** Default lifetime of an enrolment link. */
+export const DEFAULT_INVITATION_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** A one-time enrolment link for one approver. */
+export interface Invitation {
+  /** The secret part of the link (256 random bits); only its hash is stored. */
+  token: string;
+  approverId: string;
+  expiresAt: string;
+}
+
+/**
+ * One-time enrolment invitations in `veridex_inbox_invitations`: an admin (in the inbox, or
+ * `veridex approvers invite`) creates one for an approver already in the directory; whoever
+ * opens the link registers a passkey as that approver, once, before it expires. Hand the link
+ * to the approver over a channel you trust: it is as good as their first sign-in.
+ */
+export class InvitationStore {
+  readonly #db: Database;
+  readonly #now: () => Date;
+
+  constructor(db: Database, options: { now?: () => Date } = {}) {
+    this.#db = db;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Creates an invitation for `approverId` (who must be in the directory). */
+  async create(input: {
+    approverId: string;
+    createdBy: string;
+    ttlMs?: number;
+  }): Promise<Invitation> {
+    const token = randomBytes(32).toString('base64url');
+    const created = this.#now();
+    const expiresAt = new Date(
+      created.getTime() + (input.ttlMs ?? DEFAULT_INVITATION_TTL_MS),
+    ).toISOString();
+    const approverId = canonicalIdentity(input.approverId);
+    await this.#db.query(INSERT_INVITATION, [
+      sha256Hex(token),
+      approverId,
+      input.createdBy,
+      created.toISOString(),
+      expiresAt,
+    ]);
+    return { token, approverId, expiresAt };
+  }
+
+  /** The approver an unused, unexpired invitation is for. @throws VeridexError `invitation_invalid`. */
+  async check(token: unknown): Promise<string> {
+    const { rows } = await this.#db.query<{ approver_id: string }>(SELECT_INVITATION, [
+      hashOf(token),
+      this.#now().toISOString(),
+    ]);
+    if (!rows[0]) throw invalidInvitation();
+    return rows[0].approver_id;
+  }
+
+  /** Uses the invitation up (atomically: two registrations racing cannot both have it). */
+  async consume(token: unknown): Promise<string> {
+    const { rows } = await this.#db.query<{ approver_id: string }>(CONSUME_INVITATION, [
+      hashOf(token),
+      this.#now().toISOString(),
+    ]);
+    if (!rows[0]) throw invalidInvitation();
+    return rows[0].approver_id;
+  }
+}
+
+/** The link an approver opens to enrol: the token travels in the fragment, never to servers' logs. */
+export function invitationLink(origin: string, token: string): string {
+  return `${origin}/#/enrol/${token}`;
+}
+
+function hashOf(token: unknown): string {
+  if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) throw invalidInvitation();
+  return sha256Hex(token);
+}
+
+function invalidInvitation(): VeridexError {
+  return new VeridexError(
+    'invitation_invalid',
+    'This enrolment link is unknown, already used or expired: ask an admin for a new one.',
+  );
+}

@@ -1,0 +1,116 @@
+import { Hono } from 'hono';
+import { VeridexError } from '../../errors/index.js';
+import { canonicalIdentity } from '../../identity/index.js';
+import { requireSession } from '../authenticate.js';
+import { badInput } from '../http-error.js';
+import type { InboxContext, InboxEnv } from '../inbox-context.js';
+import { invitationLink } from '../invitations.js';
+import type { Passkeys } from '../passkeys.js';
+import { jsonBody } from '../request-body.js';
+import { recordRefusal } from '../security-events.js';
+import { approverFacts, setSessionCookie } from './auth-routes.js';
+
+/** The role that may invite approvers from the inbox (`veridex approvers add … --role admin`). */
+export const ADMIN_ROLE = 'admin';
+
+/**
+ * Passkey enrolment (by one-time invitation), passkey sign-in, the challenge of a passkey
+ * decision, and invitations for admins.
+ */
+export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<InboxEnv> {
+  const routes = new Hono<InboxEnv>();
+  const refused = async (error: unknown, route: string, approver?: string) => {
+    if (VeridexError.is(error, 'passkey_invalid', 'challenge_invalid', 'invitation_invalid')) {
+      await recordRefusal(inbox, error, { route, ...(approver ? { approver } : {}) });
+    }
+    return error;
+  };
+
+  routes.post('/api/passkeys/register/options', async (c) => {
+    const body = await jsonBody(c);
+    try {
+      return c.json(await passkeys.registrationOptions(body.invitation));
+    } catch (error) {
+      throw await refused(error, 'POST /api/passkeys/register/options');
+    }
+  });
+
+  routes.post('/api/passkeys/register', async (c) => {
+    const body = await jsonBody(c);
+    try {
+      const { approver, key } = await passkeys.register(body.invitation, body.response);
+      const { token, session } = await inbox.sessions.create(approver.id, key.keyId, 'passkey');
+      setSessionCookie(c, inbox, token, session);
+      return c.json({
+        approver: approverFacts(approver),
+        keyId: key.keyId,
+        csrfToken: session.csrfToken,
+        expiresAt: session.expiresAt,
+      });
+    } catch (error) {
+      throw await refused(error, 'POST /api/passkeys/register');
+    }
+  });
+
+  routes.post('/api/passkeys/login/options', async (c) => c.json(await passkeys.loginOptions()));
+
+  routes.post('/api/passkeys/login', async (c) => {
+    const body = await jsonBody(c);
+    try {
+      const { approver, key } = await passkeys.login(body.response);
+      const { token, session } = await inbox.sessions.create(approver.id, key.keyId, 'passkey');
+      setSessionCookie(c, inbox, token, session);
+      return c.json({
+        approver: approverFacts(approver),
+        keyId: key.keyId,
+        csrfToken: session.csrfToken,
+        expiresAt: session.expiresAt,
+      });
+    } catch (error) {
+      throw await refused(error, 'POST /api/passkeys/login');
+    }
+  });
+
+  routes.post('/api/approvals/:id/passkey-challenge', requireSession(inbox), async (c) => {
+    const body = await jsonBody(c);
+    const prepared = await passkeys.decisionOptions(c.get('session').approver, c.req.param('id'), {
+      decision: body.decision as 'approve',
+      ...(body.reason !== undefined ? { reason: body.reason as string } : {}),
+      ...(body.editedArgs !== undefined
+        ? { editedArgs: body.editedArgs as Record<string, unknown> }
+        : {}),
+    });
+    return c.json(prepared);
+  });
+
+  routes.post('/api/invitations', requireSession(inbox), async (c) => {
+    const session = c.get('session');
+    if (!session.approver.roles.includes(ADMIN_ROLE)) {
+      throw new VeridexError(
+        'admin_required',
+        `Only approvers with the role "${ADMIN_ROLE}" may invite.`,
+      );
+    }
+    const body = await jsonBody(c);
+    if (typeof body.approver !== 'string') throw badInput('approver must be the id to invite');
+    const id = canonicalIdentity(body.approver);
+    if (!(await inbox.approvals.directory.get(id))) {
+      await inbox.approvals.directory.add({
+        id,
+        ...(typeof body.displayName === 'string' ? { displayName: body.displayName } : {}),
+        roles: Array.isArray(body.roles) ? body.roles.map(String) : [],
+      });
+    }
+    const invitation = await inbox.invitations.create({
+      approverId: id,
+      createdBy: session.approverId,
+    });
+    return c.json({
+      approver: invitation.approverId,
+      link: invitationLink(inbox.origin, invitation.token),
+      expiresAt: invitation.expiresAt,
+    });
+  });
+
+  return routes;
+}

@@ -1,0 +1,99 @@
+import { afterEach, expect, it, vi } from 'vitest';
+import { ApprovalManager } from '../../src/approvals/index.js';
+import type { Database } from '../../src/db/index.js';
+import { VeridexError } from '../../src/errors/index.js';
+import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
+import type { AnyGovernedTool } from '../../src/tools/index.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
+import { describeEachDatabase } from '../support/databases.js';
+
+// Found by `npm run soak`: an approver process whose clock ran 90 s behind approved requests
+// after their deadline, and the transfers ran. Deadlines and decision times are judged by the
+// database's clock, which every process shares. A second clock needs a server of its own, so
+// these run on PostgreSQL only (PGlite runs inside this process and reads its clock).
+
+const transferTool = {
+  name: 'transfer',
+  schemaHash: 'a'.repeat(64),
+  safetyClass: 'financial',
+  trust: 'local',
+} as unknown as AnyGovernedTool;
+
+const escalate = {
+  verdict: 'escalate',
+  route: 'human_required',
+  reason: 'needs approval',
+  ruleId: 'rule.x',
+  ruleName: 'Rule X',
+  evaluations: [],
+} as Extract<PolicyDecision, { verdict: 'escalate' }>;
+
+function proposal(toolCallId: string) {
+  return buildToolProposal({
+    tool: transferTool,
+    arguments: { to: 'acme', amount: '500.00', currency: 'USD' },
+    threadId: 'thread-clock',
+    runId: 'run-1',
+    toolCallId,
+    proposer: 'payout-bot',
+  });
+}
+
+function manager(db: Database, defaultTimeoutMs = 60_000) {
+  return new ApprovalManager({ db, approvers: testApproverInits(['alice']), defaultTimeoutMs });
+}
+
+/** From here on this process's clock (Date) is off by `skewMs`; the server's is not. */
+function skewProcessClock(skewMs: number): void {
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + skewMs, shouldAdvanceTime: true });
+}
+
+async function databaseNow(db: Database): Promise<number> {
+  const { rows } = await db.query<{ now: Date }>('SELECT clock_timestamp() AS now');
+  return rows[0]!.now.getTime();
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describeEachDatabase(
+  'approval deadlines are judged by the database clock',
+  ({ db }) => {
+    it('refuses an approval sent after the deadline by a process whose clock is behind', async () => {
+      const request = await manager(db(), 1_500).request(proposal('call_late'), escalate);
+      while ((await databaseNow(db())) <= Date.parse(request.expiresAt) + 50) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      skewProcessClock(-90_000);
+      const late = manager(db());
+      const error = await late.decide(request.id, signAs(request, 'alice')).catch((e) => e);
+      expect(VeridexError.is(error, 'approval_expired'), String(error)).toBe(true);
+      expect((await late.get(request.id))?.status).toBe('expired');
+    });
+
+    it('does not expire requests early from a process whose clock is ahead', async () => {
+      const request = await manager(db()).request(proposal('call_ahead'), escalate);
+      skewProcessClock(+120_000);
+      const ahead = manager(db());
+      expect(await ahead.sweep()).toEqual([]);
+      expect((await ahead.get(request.id))?.status).toBe('pending');
+      expect((await ahead.listPending()).map((pending) => pending.id)).toEqual([request.id]);
+      const approved = await ahead.decide(request.id, signAs(request, 'alice'));
+      expect(approved.status).toBe('approved');
+    });
+
+    it('records when the database took the decision, not what a skewed process believes', async () => {
+      const request = await manager(db()).request(proposal('call_record'), escalate);
+      skewProcessClock(-90_000);
+      const decided = await manager(db()).decide(request.id, signAs(request, 'alice'));
+      vi.useRealTimers();
+      const serverNow = await databaseNow(db());
+      expect(Math.abs(serverNow - Date.parse(decided.decidedAt!))).toBeLessThan(30_000);
+      expect(Math.abs(serverNow - Date.parse(decided.decisions[0]!.decidedAt))).toBeLessThan(
+        30_000,
+      );
+    });
+  },
+  { backends: ['postgres'] },
+);

@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ApprovalManager } from '../../src/approvals/index.js';
+import {
+  AuditLog,
+  Ed25519Signer,
+  generateKeyPair,
+  publicKeyToPem,
+  sealEvidence,
+} from '../../src/audit/index.js';
+import { runCli } from '../../src/cli/index.js';
+import { MemoryApproverDirectory, serializeApprovers } from '../../src/identity/index.js';
+import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
+import type { AnyGovernedTool } from '../../src/tools/index.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'veridex-verify-decisions-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const agent = new Ed25519Signer(generateKeyPair().privateKey);
+const agentKey = join(dir, 'agent.pub');
+writeFileSync(agentKey, publicKeyToPem(agent.publicKey));
+
+function capture() {
+  const lines = { out: [] as string[], err: [] as string[] };
+  return {
+    io: { out: (line = '') => lines.out.push(line), err: (line = '') => lines.err.push(line) },
+    text: () => [...lines.out, ...lines.err].join('\n'),
+  };
+}
+
+/** A sealed thread with one human_required approval, decided by alice. */
+async function bundleWith(identity: 'signed' | 'unverified'): Promise<string> {
+  const audit = new AuditLog();
+  const manager = new ApprovalManager({ audit, approvers: testApproverInits(['alice']), identity });
+  const request = await manager.request(
+    buildToolProposal({
+      tool: {
+        name: 'transfer',
+        schemaHash: 'a'.repeat(64),
+        safetyClass: 'financial',
+        trust: 'local',
+      } as unknown as AnyGovernedTool,
+      arguments: { amount: '10.00' },
+      threadId: `t-${identity}`,
+      runId: 'r',
+      toolCallId: 'c',
+      proposer: 'bot',
+    }),
+    {
+      verdict: 'escalate',
+      route: 'human_required',
+      reason: 'x',
+      ruleId: 'x',
+      ruleName: 'x',
+      evaluations: [],
+    } as Extract<PolicyDecision, { verdict: 'escalate' }>,
+  );
+  await manager.decide(
+    request.id,
+    identity === 'signed' ? signAs(request, 'alice') : { decision: 'approve', approver: 'alice' },
+  );
+  const path = join(dir, `${identity}.json`);
+  const events = await audit.events(`t-${identity}`);
+  writeFileSync(path, JSON.stringify(sealEvidence({ threadId: `t-${identity}`, events }, [agent])));
+  return path;
+}
+
+async function approversFile(name: string, inits = testApproverInits(['alice'])) {
+  const path = join(dir, name);
+  writeFileSync(path, serializeApprovers(await new MemoryApproverDirectory(inits).list()));
+  return path;
+}
+
+describe('veridex verify --approvers', () => {
+  it('names who approved, with the key, and trusts it only against the given directory', async () => {
+    const bundle = await bundleWith('signed');
+    const trusted = capture();
+    expect(
+      await runCli(
+        ['verify', bundle, '--key', agentKey, '--approvers', await approversFile('ok.json')],
+        trusted.io,
+      ),
+    ).toBe(0);
+    expect(trusted.text()).toMatch(
+      /decision {4}approve transfer apr_\w+ by alice \(Alice\): signed ed25519:[0-9a-f]{16}, key trusted; proposal [0-9a-f]{64}/,
+    );
+    const unchecked = capture();
+    expect(await runCli(['verify', bundle, '--key', agentKey], unchecked.io)).toBe(0);
+    expect(unchecked.text()).toContain('pass --approvers approvers.json');
+    // alice's real key is not in this directory: the decision is not hers.
+    const rogue = capture();
+    const rogueFile = await approversFile('rogue.json', [
+      { id: 'alice', publicKeys: [generateKeyPair().publicKey] },
+    ]);
+    expect(
+      await runCli(['verify', bundle, '--key', agentKey, '--approvers', rogueFile], rogue.io),
+    ).toBe(1);
+    expect(rogue.text()).toMatch(/^INVALID/);
+    expect(rogue.text()).toContain('is not a key of "alice" in the trusted approvers');
+  });
+
+  it('warns about decisions of the unverified development mode', async () => {
+    const result = capture();
+    expect(
+      await runCli(['verify', await bundleWith('unverified'), '--key', agentKey], result.io),
+    ).toBe(0);
+    expect(result.text()).toContain('UNVERIFIED: bare name, development mode');
+    expect(result.text()).toMatch(
+      /warning {5}1 decision\(s\) were taken in the unverified development mode/,
+    );
+  });
+
+  it('exits 2 for an approvers file that is not a directory export', async () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"approvers": "nope"}');
+    const result = capture();
+    expect(
+      await runCli(
+        ['verify', await bundleWith('signed'), '--key', agentKey, '--approvers', bad],
+        result.io,
+      ),
+    ).toBe(2);
+    expect(result.text()).toContain('Not an approver directory');
+  });
+});
