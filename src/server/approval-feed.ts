@@ -121,8 +121,29 @@ export class ApprovalFeed {
     const publish = this.#baseline;
     this.#baseline = true;
     if (!publish) return;
+    await this.#recordInAudit(events);
     events.sort((a, b) => a.at.localeCompare(b.at));
     for (const event of events) this.#publish(event);
+  }
+
+  /**
+   * The deciding process commits a decision before it appends its audit events, so a poll can
+   * see the decision first. A listener that reacts to an event by reading the thread's trace
+   * must find the decision there: write any missing decision and resolution events (their ids
+   * are deterministic, so the decider's own append still counts once) before publishing.
+   */
+  async #recordInAudit(events: readonly InboxEvent[]): Promise<void> {
+    const settled = new Set(
+      events.filter((event) => event.type !== 'approval_requested').map((e) => e.approvalId),
+    );
+    for (const id of settled) {
+      try {
+        const request = await this.#manager.store.get(id);
+        if (request) await this.#manager.syncAudit(request);
+      } catch {
+        // The event is still worth publishing; the decider's own append (or its repair) follows.
+      }
+    }
   }
 
   #compare(row: SnapshotRow): InboxEvent[] {

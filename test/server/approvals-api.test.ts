@@ -3,6 +3,7 @@ import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { validate } from '@readme/openapi-parser';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalManager } from '../../src/approvals/index.js';
 import { PostgresCheckpointer } from '../../src/checkpointer/index.js';
 import { signLogin } from '../../src/server/index.js';
 import { signAs, testKey } from '../support/approvers.js';
@@ -394,6 +395,34 @@ describeEachDatabase('approvals service API', (context) => {
     } finally {
       stream.close();
     }
+  });
+
+  it('announces a decision only once the thread trace holds it, even when its decider wrote no audit', async () => {
+    const { manager, server, audit, directory } = await start();
+    const request = await manager.request(transferProposal('th-order'), escalate('human_required'));
+    // A decider that commits the decision and dies before its audit append: the same table,
+    // no audit log.
+    const silent = new ApprovalManager({
+      db: context.db(),
+      approvers: directory,
+      operators: ['carol'],
+    });
+    const traceWhenAnnounced = new Promise<string[]>((resolve) => {
+      const stop = server.inbox.feed.subscribe((event) => {
+        if (event.type !== 'approval_decided') return;
+        stop();
+        resolve(audit.events('th-order').then((events) => events.map((e) => e.type)));
+      });
+    });
+    await silent.decide(request.id, signAs(request, 'bob'));
+    expect(await traceWhenAnnounced).toEqual([
+      'approval_requested',
+      'approval_decided',
+      'approval_resolved',
+    ]);
+    // The decider's own repair afterwards adds nothing: the ids are the same.
+    await manager.syncAudit(await manager.require(request.id));
+    expect((await audit.events('th-order')).map((event) => event.type)).toHaveLength(3);
   });
 
   it('serves a valid OpenAPI document that lists every route', async () => {
