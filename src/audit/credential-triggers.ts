@@ -212,12 +212,15 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
   const length = text.length;
   for (let at = 0; at < length; at++) {
     const code = text.charCodeAt(at);
+    // Each rule's literal has a known second character (case-folded where the rule folds):
+    // testing it here spares a call at most letters of ordinary prose.
+    const next = text.charCodeAt(at + 1) | 32;
     switch (code) {
       case 45: // -
-        if (text.charCodeAt(at + 1) === 45) pem(scan, at);
+        if (next === 45) pem(scan, at);
         break;
       case 58: // :
-        if (text.charCodeAt(at + 1) === 47) userinfo(scan, at);
+        if (next === 47) userinfo(scan, at);
         break;
       case 65: // A
         if (text.charCodeAt(at + 1) === 73 && text.charCodeAt(at + 2) === 122) {
@@ -225,53 +228,61 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
         } else {
           awsKeyId(scan, at);
         }
-        azure(scan, at);
+        if (next === 99) azure(scan, at); // AccountKey=
         break;
       case 97: // a
-        azure(scan, at);
+        if (next === 99) azure(scan, at);
         break;
       case 66: // B
       case 98: // b
-        authorization(scan, at, 'bearer');
-        authorization(scan, at, 'basic');
+        if (next === 101) authorization(scan, at, 'bearer');
+        else if (next === 97) authorization(scan, at, 'basic');
         break;
       case 71: // G
         token(scan, at, 'GOCSPX-', 'google_oauth_client_secret', TOKEN, 31);
         break;
       case 72: // H
       case 104: // h
-        slackWebhook(scan, at);
-        if (code === 104) token(scan, at, 'hf_', 'huggingface_token', WORD, 33, ALNUM);
+        if (next === 111) slackWebhook(scan, at);
+        else if (code === 104 && next === 102) {
+          token(scan, at, 'hf_', 'huggingface_token', WORD, 33, ALNUM);
+        }
         break;
       case 80: // P
       case 112: // p
-        putty(scan, at);
+        if (next === 114) putty(scan, at);
         break;
       case 83: // S
-        sendgrid(scan, at);
-        azure(scan, at);
+        if (next === 103)
+          sendgrid(scan, at); // SG.
+        else if (next === 104 || next === 105) azure(scan, at); // SharedAccess…, sig=
         break;
       case 115: // s
-        openAiOrAnthropic(scan, at);
-        token(
-          scan,
-          at,
-          at + 3 < length && text[at + 3] === 'l' ? 'sk_live_' : 'sk_test_',
-          'stripe_secret_key',
-          WORD,
-          24,
-        );
-        azure(scan, at);
+        if (next === 107) {
+          openAiOrAnthropic(scan, at);
+          token(
+            scan,
+            at,
+            at + 3 < length && text[at + 3] === 'l' ? 'sk_live_' : 'sk_test_',
+            'stripe_secret_key',
+            WORD,
+            24,
+          );
+        } else if (next === 104 || next === 105) {
+          azure(scan, at);
+        }
         break;
       case 114: // r
-        token(
-          scan,
-          at,
-          at + 3 < length && text[at + 3] === 'l' ? 'rk_live_' : 'rk_test_',
-          'stripe_secret_key',
-          WORD,
-          24,
-        );
+        if (next === 107) {
+          token(
+            scan,
+            at,
+            at + 3 < length && text[at + 3] === 'l' ? 'rk_live_' : 'rk_test_',
+            'stripe_secret_key',
+            WORD,
+            24,
+          );
+        }
         break;
       case 101: // e
         if (text.charCodeAt(at + 1) === 121) jwt(scan, at);
@@ -284,7 +295,7 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
         }
         break;
       case 119: // w
-        token(scan, at, 'whsec_', 'stripe_webhook_secret', WORD, 30);
+        if (next === 104) token(scan, at, 'whsec_', 'stripe_webhook_secret', WORD, 30);
         break;
       case 120: // x
         if (text.startsWith('xox', at) && 'abposr'.includes(text[at + 3] ?? '_')) {
@@ -292,7 +303,7 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
         }
         break;
       case 110: // n
-        token(scan, at, 'npm_', 'npm_token', WORD, 40, ALNUM);
+        if (next === 112) token(scan, at, 'npm_', 'npm_token', WORD, 40, ALNUM);
         break;
     }
   }

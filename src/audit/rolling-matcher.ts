@@ -63,7 +63,6 @@ interface LengthGroup {
 export class RollingMatcher {
   readonly base: number;
   readonly #groups = new Map<number, LengthGroup>();
-  #longest = 0;
 
   constructor(base: number = randomBase()) {
     this.base = base >>> 0;
@@ -84,7 +83,6 @@ export class RollingMatcher {
       for (let step = 0; step < target.length; step++) power = Math.imul(power, this.base);
       group = { length: target.length, power, bitmap: new Uint32Array(2048), targets: new Map() };
       this.#groups.set(target.length, group);
-      this.#longest = Math.max(this.#longest, target.length);
     }
     const slot = target.tag & 0xffff;
     group.bitmap[slot >>> 5]! |= 1 << (slot & 31);
@@ -93,40 +91,45 @@ export class RollingMatcher {
     else group.targets.set(target.tag, [target]);
   }
 
-  /** Every occurrence of a target in `text`, in order of their ends. */
+  /** Every occurrence of a target in `text`: per target length, in order of position. */
   find(text: string, spans: SecretSpan[] = []): SecretSpan[] {
-    if (this.#groups.size === 0 || text.length === 0) return spans;
-    const groups = [...this.#groups.values()].filter((group) => group.length <= text.length);
-    if (groups.length === 0) return spans;
-    const ringSize = 2 ** Math.ceil(Math.log2(this.#longest + 1));
-    const mask = ringSize - 1;
-    const ring = new Int32Array(ringSize); // prefix hashes H[i] at i & mask; H[0] = 0
-    const lastEnd = new Int32Array(groups.length);
+    // One pass per target length, each rolling its own window hash: the loop keeps its few
+    // constants in registers, which is what the cost of a text without secrets comes down to.
+    for (const group of this.#groups.values()) this.#findLength(group, text, spans);
+    return spans;
+  }
+
+  #findLength(group: LengthGroup, text: string, spans: SecretSpan[]): void {
+    const { length, power, bitmap, targets } = group;
+    if (length > text.length) return;
     const base = this.base;
-    let prefix = 0;
-    for (let end = 1; end <= text.length; end++) {
-      prefix = (Math.imul(prefix, base) + text.charCodeAt(end - 1)) | 0;
-      ring[end & mask] = prefix;
-      for (let index = 0; index < groups.length; index++) {
-        const group = groups[index]!;
-        const start = end - group.length;
-        if (start < 0) continue;
-        const tag = mix((prefix - Math.imul(ring[start & mask]!, group.power)) | 0) & TAG_MASK;
-        const slot = tag & 0xffff;
-        if ((group.bitmap[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
-        const candidates = group.targets.get(tag);
-        if (!candidates || start < lastEnd[index]!) continue;
-        const window = text.slice(start, end);
-        for (const target of candidates) {
-          if (target.confirm(window)) {
-            spans.push({ start, end, name: target.name });
-            lastEnd[index] = end;
-            break;
-          }
+    let hash = 0;
+    for (let index = 0; index < length - 1; index++) {
+      hash = (Math.imul(hash, base) + text.charCodeAt(index)) | 0;
+    }
+    let lastEnd = 0;
+    for (let end = length; end <= text.length; end++) {
+      hash = (Math.imul(hash, base) + text.charCodeAt(end - 1)) | 0;
+      if (end > length) hash = (hash - Math.imul(text.charCodeAt(end - length - 1), power)) | 0;
+      let mixed = hash ^ (hash >>> 16); // mix(), inlined
+      mixed = Math.imul(mixed, 0x85ebca6b);
+      mixed ^= mixed >>> 13;
+      mixed = Math.imul(mixed, 0xc2b2ae35);
+      mixed ^= mixed >>> 16;
+      if ((bitmap[(mixed & 0xffff) >>> 5]! & (1 << (mixed & 31))) === 0) continue;
+      const start = end - length;
+      if (start < lastEnd) continue;
+      const candidates = targets.get(mixed & TAG_MASK);
+      if (!candidates) continue;
+      const window = text.slice(start, end);
+      for (const target of candidates) {
+        if (target.confirm(window)) {
+          spans.push({ start, end, name: target.name });
+          lastEnd = end;
+          break;
         }
       }
     }
-    return spans;
   }
 }
 
