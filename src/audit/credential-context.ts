@@ -40,85 +40,174 @@ const isLowerHexRun = (text: string, from: number, to: number): boolean => {
  * "private key"/"seed" (or `0x` + 64 hex after any "key"); a 32-character Twilio auth token
  * after an `AC…`/`SK…` id or "twilio"/"auth token". Context must come first, within a short
  * window, which keeps hashes, UUIDs and git SHAs elsewhere in the text untouched.
- * Linear: each pass reads every maximal run of its alphabet once.
+ *
+ * Windows are measured in the redacted text: every credential this pass finds between a
+ * context and a candidate counts as the marker that will replace it, so a redaction never
+ * brings a candidate into range the next time (redacting twice changes nothing). That needs
+ * the spans found so far, so both rules share one left-to-right scan.
+ * Linear: each maximal run of either alphabet is read once.
  */
 export function findContextualCredentials(
   text: string,
   found: CredentialSpan[],
   words: WordContext,
 ): void {
-  const aws = new RecentPositions(words.aws);
-  let index = 0;
-  while (index < text.length) {
-    if (!has(text.charCodeAt(index), BASE64)) {
-      index++;
-      continue;
+  // Without context a rule cannot fire, and its runs are not looked at (a Twilio id is
+  // context too, and needs "AC" or "SK" somewhere in the text).
+  const awsRule = words.aws.length > 0;
+  const keyRules =
+    words.privateKey.length > 0 ||
+    words.key.length > 0 ||
+    words.twilio.length > 0 ||
+    text.includes('AC') ||
+    text.includes('SK');
+  if (!awsRule && !keyRules) return;
+  const scan = new ContextScan(text, found, words);
+  let base64End = 0;
+  let wordEnd = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code >= 128) continue;
+    if (awsRule && index >= base64End && has(code, BASE64)) {
+      base64End = runEnd(text, index, BASE64);
+      scan.awsCandidate(index, base64End);
     }
-    const end = runEnd(text, index, BASE64);
-    if (
-      end - index === 40 &&
-      !has(text.charCodeAt(index - 1), EQUALS | DASH | UNDERSCORE) &&
-      !has(text.charCodeAt(end), EQUALS | DASH | UNDERSCORE) &&
-      looksGenerated(text, index, end) &&
-      aws.within(index, 160)
-    ) {
-      found.push({ start: index, end, kind: 'aws_secret_access_key', rank: 2 });
-      aws.record(end); // a redacted one is context for the next, as its marker will be
+    if (keyRules && index >= wordEnd && has(code, WORD)) {
+      wordEnd = runEnd(text, index, WORD);
+      scan.wordCandidate(index, wordEnd);
     }
-    index = end;
+  }
+}
+
+/** The redacted length of each contextual kind: its marker, `[REDACTED:<kind>]`. */
+const markerLength = (kind: CredentialSpan['kind']): number => kind.length + 11;
+
+/** One contextual scan: its findings, and where each lands once they are redacted. */
+class ContextScan {
+  readonly #text: string;
+  readonly #found: CredentialSpan[];
+  readonly #aws: RecentPositions;
+  readonly #privateKey: RecentPositions;
+  readonly #key: RecentPositions;
+  readonly #twilio: RecentPositions;
+  readonly #twilioIdEnds: number[] = [];
+  readonly #twilioIds: RecentPositions;
+  /** Ends of the redactions closed so far, and the characters all of them up to it remove. */
+  readonly #closedEnds: number[] = [];
+  readonly #closedShrink: number[] = [];
+  /** The last redaction, still open to a later overlapping finding (they merge into one). */
+  #open: { start: number; end: number; kind: CredentialSpan['kind'] } | undefined;
+
+  constructor(text: string, found: CredentialSpan[], words: WordContext) {
+    this.#text = text;
+    this.#found = found;
+    this.#aws = new RecentPositions(words.aws);
+    this.#privateKey = new RecentPositions(words.privateKey);
+    this.#key = new RecentPositions(words.key);
+    this.#twilio = new RecentPositions(words.twilio);
+    this.#twilioIds = new RecentPositions(this.#twilioIdEnds);
   }
 
-  const privateKey = new RecentPositions(words.privateKey);
-  const key = new RecentPositions(words.key);
-  const twilio = new RecentPositions(words.twilio);
-  const twilioIdEnds: number[] = [];
-  const twilioIds = new RecentPositions(twilioIdEnds);
-  index = 0;
-  while (index < text.length) {
-    if (!has(text.charCodeAt(index), WORD)) {
-      index++;
-      continue;
+  awsCandidate(start: number, end: number): void {
+    const text = this.#text;
+    if (
+      end - start === 40 &&
+      !has(text.charCodeAt(start - 1), EQUALS | DASH | UNDERSCORE) &&
+      !has(text.charCodeAt(end), EQUALS | DASH | UNDERSCORE) &&
+      looksGenerated(text, start, end) &&
+      this.#within(this.#aws, start, 160)
+    ) {
+      this.#push(start, end, 'aws_secret_access_key');
+      this.#aws.record(end); // a redacted one is context for the next, as its marker will be
     }
-    const end = runEnd(text, index, WORD);
-    const length = end - index;
+  }
+
+  wordCandidate(start: number, end: number): void {
+    const text = this.#text;
+    const length = end - start;
     if (length === 34) {
-      const prefix = text.slice(index, index + 2);
-      if ((prefix === 'AC' || prefix === 'SK') && isLowerHexRun(text, index + 2, end)) {
-        twilioIdEnds.push(end);
+      const prefix = text.slice(start, start + 2);
+      if ((prefix === 'AC' || prefix === 'SK') && isLowerHexRun(text, start + 2, end)) {
+        this.#twilioIdEnds.push(end);
       }
-    } else if (length === 32 && runEnd(text, index, ALNUM) === end) {
+    } else if (length === 32 && runEnd(text, start, ALNUM) === end) {
       if (
-        (isLowerHexRun(text, index, end) || looksGenerated(text, index, end)) &&
-        (twilioIds.within(index, 100) || twilio.within(index, 100))
+        (isLowerHexRun(text, start, end) || looksGenerated(text, start, end)) &&
+        (this.#within(this.#twilioIds, start, 100) || this.#within(this.#twilio, start, 100))
       ) {
-        found.push({ start: index, end, kind: 'twilio_auth_token', rank: 2 });
-        twilio.record(end);
+        this.#push(start, end, 'twilio_auth_token');
+        this.#twilio.record(end);
       }
     } else if (length === 64) {
-      const bits = bitsOf(text, index, end);
+      const bits = bitsOf(text, start, end);
       if (
-        runEnd(text, index, DIGIT | HEX_LETTER) === end &&
+        runEnd(text, start, DIGIT | HEX_LETTER) === end &&
         bits & DIGIT &&
         bits & HEX_LETTER &&
-        privateKey.within(index, 48)
+        this.#within(this.#privateKey, start, 48)
       ) {
-        found.push({ start: index, end, kind: 'hex_private_key', rank: 2 });
-        privateKey.record(end);
+        this.#push(start, end, 'hex_private_key');
+        this.#privateKey.record(end);
       }
     } else if (
       length === 66 &&
-      text[index] === '0' &&
-      (text[index + 1] === 'x' || text[index + 1] === 'X')
+      text[start] === '0' &&
+      (text[start + 1] === 'x' || text[start + 1] === 'X')
     ) {
       if (
-        runEnd(text, index + 2, DIGIT | HEX_LETTER) === end &&
-        (privateKey.within(index, 48) || key.within(index, 48))
+        runEnd(text, start + 2, DIGIT | HEX_LETTER) === end &&
+        (this.#within(this.#privateKey, start, 48) || this.#within(this.#key, start, 48))
       ) {
-        found.push({ start: index, end, kind: 'hex_private_key', rank: 2 });
-        privateKey.record(end);
+        this.#push(start, end, 'hex_private_key');
+        this.#privateKey.record(end);
       }
     }
-    index = end;
+  }
+
+  /** Did a context end at most `window` characters before `at`, counted in the redacted text? */
+  #within(positions: RecentPositions, at: number, window: number): boolean {
+    const last = positions.latest(at);
+    return last >= 0 && this.#redactedAt(at) - this.#redactedAt(last) <= window;
+  }
+
+  /** Where `position` (outside every finding) will be once the findings before it are redacted. */
+  #redactedAt(position: number): number {
+    if (this.#open && this.#open.end <= position) this.#close();
+    // The last closed redaction ending at or before `position` (binary search).
+    let low = 0;
+    let high = this.#closedEnds.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.#closedEnds[middle]! <= position) low = middle + 1;
+      else high = middle;
+    }
+    return position - (low === 0 ? 0 : this.#closedShrink[low - 1]!);
+  }
+
+  // Mirrors how redactCredentials merges overlapping findings (the union, under the kind of
+  // the earliest start; the longer one on a tie), so that the shrink counted is the real one.
+  #push(start: number, end: number, kind: CredentialSpan['kind']): void {
+    this.#found.push({ start, end, kind, rank: 2 });
+    const open = this.#open;
+    if (open && start < open.end) {
+      const longerAtSameStart = start === open.start && end > open.end;
+      this.#open = {
+        start: open.start,
+        end: Math.max(open.end, end),
+        kind: longerAtSameStart ? kind : open.kind,
+      };
+      return;
+    }
+    if (open) this.#close();
+    this.#open = { start, end, kind };
+  }
+
+  #close(): void {
+    const open = this.#open!;
+    const before = this.#closedShrink.at(-1) ?? 0;
+    this.#closedEnds.push(open.end);
+    this.#closedShrink.push(before + (open.end - open.start) - markerLength(open.kind));
+    this.#open = undefined;
   }
 }
 

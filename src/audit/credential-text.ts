@@ -143,7 +143,7 @@ export function isMarkerAt(text: string, index: number): boolean {
 
 /**
  * Context positions (ends of key words) in increasing order, asked about in increasing order:
- * "did one end at most `window` characters before `at`?" in amortised constant time.
+ * "which one ended last, at or before `at`?" in amortised constant time.
  */
 export class RecentPositions {
   readonly #ends: readonly number[];
@@ -154,13 +154,13 @@ export class RecentPositions {
     this.#ends = ends;
   }
 
-  /** `at` must not decrease between calls. */
-  within(at: number, window: number): boolean {
+  /** The last position at most `at` (or recorded), -1 when none; `at` must not decrease between calls. */
+  latest(at: number): number {
     while (this.#next < this.#ends.length && this.#ends[this.#next]! <= at) {
       this.#last = Math.max(this.#last, this.#ends[this.#next]!);
       this.#next++;
     }
-    return this.#last >= 0 && at - this.#last <= window;
+    return this.#last;
   }
 
   /** Adds a position already passed (a candidate just redacted, context for the next one). */

@@ -71,6 +71,15 @@ const CONTEXT_WORDS = new Set([
 ]);
 
 const CONTEXT_TABLE = wordTable(CONTEXT_WORDS);
+// One bit per first letter of a context word: most words of ordinary text skip the lookup.
+const CONTEXT_INITIALS = [...CONTEXT_WORDS].reduce(
+  (bits, word) => bits | (1 << (word.charCodeAt(0) - 97)),
+  0,
+);
+const isContextInitial = (code: number): boolean => {
+  const letter = (code | 32) - 97;
+  return letter >= 0 && letter < 26 && (CONTEXT_INITIALS & (1 << letter)) !== 0;
+};
 
 /**
  * Where context ends, for the rules that need it, in increasing order. A redaction marker of a
@@ -157,7 +166,10 @@ export function scanWords(
   };
   const visitSegment = (from: number, to: number) => {
     const length = to - from;
-    const segment = length < 3 || length > 10 ? undefined : lookup(CONTEXT_TABLE, text, from, to);
+    const segment =
+      length < 3 || length > 10 || !isContextInitial(text.charCodeAt(from))
+        ? undefined
+        : lookup(CONTEXT_TABLE, text, from, to);
     if (segment === undefined) {
       previous = '';
     } else {

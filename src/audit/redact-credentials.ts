@@ -105,7 +105,9 @@ function apply(text: string, spans: CredentialSpan[]): Applied {
 }
 
 // Context positions of the original text, moved to where they are after `spans` were
-// replaced by their markers (contexts never lie inside a span: the word pass skipped them).
+// replaced by their markers. A context inside a span (a key word that is one of the words of
+// a redacted mnemonic) is dropped: the next pass reads a marker there, and no context (left
+// in place, it also broke the order the context lists must keep).
 function shift(words: WordContext, spans: Applied['spans']): WordContext {
   if (spans.length === 0) return words;
   const move = (ends: number[]): number[] => {
@@ -113,9 +115,17 @@ function shift(words: WordContext, spans: Applied['spans']): WordContext {
     let next = 0;
     let offset = 0;
     for (const end of ends) {
-      while (next < spans.length && spans[next]!.end <= end) {
+      while (next < spans.length && spans[next]!.end < end) {
         const span = spans[next]!;
         offset += span.end - span.start - markerOf(span.kind).length;
+        next++;
+      }
+      // Words are read only inside mnemonics (the word pass skips other credentials, and
+      // records a context at the end of some: that one the marker keeps).
+      const span = spans[next];
+      if (span && span.start < end) {
+        if (end < span.end || span.kind === 'bip39_mnemonic') continue;
+        offset += span.end - span.start - markerOf(span.kind).length; // ends with the marker
         next++;
       }
       moved.push(end - offset);

@@ -70,23 +70,24 @@ const TAG_INITIALS = [...TAG_NAMES, ...TAG_PREFIXES].map((name) => name.charCode
 const ROLES = new Set(['system', 'assistant', 'developer', 'human', 'user', 'model', 'tool', 'ai']);
 // After a quote (a JSON key), only the roles no ordinary JSON key is called.
 const QUOTED_ROLES = new Set(['system', 'assistant', 'developer', 'human']);
-const HEADER_LEAD = new Set([
-  ' ',
-  '\t',
-  '>',
-  '#',
-  '*',
-  '_',
-  '-',
-  '"',
-  "'",
-  '`',
-  '[',
-  '(',
-  '|',
-  '\\',
-]);
-const HEADER_TRAIL = new Set(['*', '_', '"', "'", '`', ']', ')', '|', '\\']);
+// First letters of the role words, either case (an ASCII letter that is none of them ends the check).
+const ROLE_INITIALS = new Set(
+  [...ROLES].flatMap((role) => [role.charCodeAt(0), role.toUpperCase().charCodeAt(0)]),
+);
+const isRoleInitial = (code: number): boolean => ROLE_INITIALS.has(code);
+// Lower-case ASCII letters as one-character strings, by code.
+const LOWER: readonly string[] = Array.from({ length: 128 }, (_, code) =>
+  String.fromCharCode(code),
+);
+// Characters that may stand before a fake role word (list marks, emphasis, quotes) and after
+// it, as a table by code unit (all ASCII): a header check runs at every line start.
+const HEADER_LEAD = 1;
+const HEADER_TRAIL = 2;
+const HEADER_CHARS = new Uint8Array(128);
+for (const char of ' \t>#*_-"\'`[(|\\') HEADER_CHARS[char.charCodeAt(0)]! |= HEADER_LEAD;
+for (const char of '*_"\'`])|\\') HEADER_CHARS[char.charCodeAt(0)]! |= HEADER_TRAIL;
+const isHeaderChar = (code: number, kind: number): boolean =>
+  code < 128 && (HEADER_CHARS[code]! & kind) !== 0;
 
 // `\u003c` / `\x3c` (or `\u003e` / `\x3e` when `last` is "e"): its length at `index`, or 0.
 function escapedBracket(text: string, index: number, last: number): number {
@@ -297,25 +298,37 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
 
   function turnHeader(start: number): void {
     let index = start;
-    while (text[index] === ' ' || text[index] === '\t') index++;
+    let code = text.charCodeAt(index);
+    while (code === 32 || code === 9) code = text.charCodeAt(++index);
     const insertAt = index;
     let quoted = false;
-    while (index < text.length && HEADER_LEAD.has(text[index]!)) {
-      if (text[index] === '"' || text[index] === "'" || text[index] === '`') quoted = true;
-      index++;
+    while (isHeaderChar(code, HEADER_LEAD)) {
+      if (code === 34 || code === 39 || code === 96) quoted = true; // " ' `
+      code = text.charCodeAt(++index);
     }
+    // Most lines start with a letter that begins no role word: one comparison, no string.
+    if (code < 128 && !isRoleInitial(code)) return;
     let role = '';
     while (index < text.length && role.length <= 9) {
-      const codePoint = text.codePointAt(index)!;
-      const letter = foldLetter(String.fromCodePoint(codePoint));
+      const unit = text.charCodeAt(index);
+      let letter: string;
+      let width = 1;
+      if (unit < 128) {
+        letter = (unit >= 97 && unit <= 122) || (unit >= 65 && unit <= 90) ? LOWER[unit | 32]! : '';
+      } else {
+        const codePoint = text.codePointAt(index)!;
+        letter = foldLetter(String.fromCodePoint(codePoint));
+        width = codePoint > 0xffff ? 2 : 1;
+      }
       if (letter === '') break;
       role += letter;
-      index += codePoint > 0xffff ? 2 : 1;
+      index += width;
     }
     if (!(quoted ? QUOTED_ROLES : ROLES).has(role)) return;
-    while (index < text.length && HEADER_TRAIL.has(text[index]!)) index++;
-    while (text[index] === ' ' || text[index] === '\t') index++;
-    if (text[index] !== ':' && text[index] !== '\uff1a') return;
+    while (isHeaderChar(text.charCodeAt(index), HEADER_TRAIL)) index++;
+    code = text.charCodeAt(index);
+    while (code === 32 || code === 9) code = text.charCodeAt(++index);
+    if (code !== 58 && code !== 0xff1a) return; // : or ：
     rewrite(insertAt, 0, '(quoted) ');
     found('turn_header');
   }

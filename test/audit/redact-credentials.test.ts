@@ -234,9 +234,57 @@ describe('redactCredentials', () => {
             ],
             '',
           ],
+          // A hex key redacted between a Twilio id and a token shortened the distance, so the
+          // second pass found the token in range: windows are now measured in redacted text.
+          [
+            [
+              'account AC0123456789abcdef0123456789abcdef auth 9f8e7d6c5b4a39281706f5e4d3c2b1a0',
+              'wallet private key: 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318',
+              'Twilio is a vendor. Our order number is 1234567890abcdef1234567890abcdef.',
+            ],
+            '\n',
+          ],
+          // "private key" inside a redacted mnemonic stayed context (and out of order), which
+          // hid the "key" before the 0x key from the first pass.
+          [
+            [
+              'recovery phrase: legal winner thank year wave sausage worth useful legal winner thank yellow',
+              'private key ',
+              'Basic ',
+              'signer key 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318',
+            ],
+            ' ',
+          ],
+          // The context an AWS key id's marker keeps, after that marker.
+          [
+            [
+              'key AKIAIOSFODNN7EXAMPLE used',
+              'wallet private key: 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318',
+              'Our AWS bill went up: see the 40-character report id below.\nreport: ZXhhbXBsZSByZXBvcnQgaWRlbnRpZmllciAwMDAx',
+            ],
+            '',
+          ],
         ],
       },
     );
+  });
+
+  it('measures context windows in the redacted text, whatever lies between', () => {
+    const id = 'AC0123456789abcdef0123456789abcdef';
+    const token = '9f8e7d6c5b4a39281706f5e4d3c2b1a0';
+    const hexKey = '4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318';
+    // 101 characters from the id to the token: out of range, with or without a key between.
+    const far = redactCredentials(`${id}${' '.repeat(101)}${token}`);
+    expect(far.kinds).toEqual([]);
+    // A redacted key between them is 26 characters once redacted, not 64: the token is
+    // 13 + 26 + 45 = 84 characters after the id in the redacted text, so it is redacted now.
+    const text = `${id} private key ${hexKey}${' '.repeat(45)}${token}`;
+    expect(text.indexOf(token) - text.indexOf(id) - id.length).toBeGreaterThan(100);
+    const once = redactCredentials(text);
+    expect(once.text).toBe(
+      `${id} private key [REDACTED:hex_private_key]${' '.repeat(45)}[REDACTED:twilio_auth_token]`,
+    );
+    expect(redactCredentials(once.text).kinds).toEqual([]);
   });
 
   it('leaves any mix of ordinary text unchanged (property)', () => {
