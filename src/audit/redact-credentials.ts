@@ -93,15 +93,15 @@ const markerOf = (kind: CredentialKind): string => {
 function apply(text: string, spans: CredentialSpan[]): Applied {
   if (spans.length === 0) return { text, kinds: [], spans };
   const kinds: CredentialKind[] = [];
-  const parts: string[] = [];
+  let result = ''; // a rope, flattened once: faster than parts joined
   let written = 0;
   for (const span of spans) {
-    parts.push(text.slice(written, span.start), markerOf(span.kind));
+    result += text.slice(written, span.start);
+    result += markerOf(span.kind);
     written = span.end;
     if (!kinds.includes(span.kind)) kinds.push(span.kind);
   }
-  parts.push(text.slice(written));
-  return { text: parts.join(''), kinds, spans };
+  return { text: result + text.slice(written), kinds, spans };
 }
 
 // Context positions of the original text, moved to where they are after `spans` were

@@ -87,6 +87,26 @@ function test(property: typeof EMOJI, codePoint: number): boolean {
 }
 
 /**
+ * True when `text` holds a character {@link stripHidden} keeps only because of its neighbours
+ * (CR before LF, a joiner or presentation selector after an emoji, tag characters after a
+ * flag): only then can removing text next to one (a redaction) orphan it. Native searches,
+ * so the common answer costs almost nothing.
+ */
+export function holdsContextualCharacters(text: string): boolean {
+  return (
+    text.includes('\r') ||
+    text.includes('\u200d') ||
+    text.includes('\ufe0e') ||
+    text.includes('\ufe0f') ||
+    // Tag characters U+E0000–U+E0FFF: high surrogates DB40–DB43.
+    text.includes('\udb40') ||
+    text.includes('\udb41') ||
+    text.includes('\udb42') ||
+    text.includes('\udb43')
+  );
+}
+
+/**
  * Removes characters a reader cannot see but a model reads: the hidden set above and C0/C1
  * controls (tab, newline and CR before newline stay); lone surrogates become U+FFFD. Kept in
  * context, because emoji need them: a zero-width joiner between two emoji (family and
@@ -101,12 +121,12 @@ export function stripHidden(text: string): HiddenStripping {
   let hidden = 0;
   let controls = 0;
   let invalid = 0;
-  let parts: string[] | undefined;
+  // Appended as a rope the engine flattens once (faster than parts joined at the end).
+  let result: string | undefined;
   let written = 0;
   let previousKept = -1;
   const drop = (index: number, length: number, replacement = '') => {
-    parts ??= [];
-    parts.push(text.slice(written, index), replacement);
+    result = (result ?? '') + text.slice(written, index) + replacement;
     written = index + length;
   };
   for (let index = 0; index < text.length; index++) {
@@ -170,9 +190,8 @@ export function stripHidden(text: string): HiddenStripping {
       index++;
     }
   }
-  if (parts === undefined) return { text, hidden, controls, invalid };
-  parts.push(text.slice(written));
-  return { text: parts.join(''), hidden, controls, invalid };
+  if (result === undefined) return { text, hidden, controls, invalid };
+  return { text: result + text.slice(written), hidden, controls, invalid };
 }
 
 // After 🏴: 2 tag letters, 1–3 tag letters or digits, CANCEL TAG. Returns the index after it.

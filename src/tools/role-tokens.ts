@@ -39,12 +39,6 @@ export interface RoleNeutralisation {
   counts: Map<RolePatternName, number>;
 }
 
-interface Edit {
-  at: number;
-  length: number;
-  replacement: string;
-}
-
 const MARKER_NAMES = [
   'inst',
   'sys',
@@ -182,11 +176,18 @@ function markerClose(text: string, at: number): number {
 
 /** Rewrites role-impersonation text as described above; see the module comment. */
 export function neutraliseRoleTokens(text: string): RoleNeutralisation {
-  const edits: Edit[] = [];
+  // Edits as three parallel lists: adversarial text can hold a pattern every few characters,
+  // and an object per edit showed in profiles (allocation and collection).
+  const editAt: number[] = [];
+  const editLength: number[] = [];
+  const editReplacement: string[] = [];
   const counts = new Map<RolePatternName, number>();
   const found = (name: RolePatternName) => counts.set(name, (counts.get(name) ?? 0) + 1);
-  const rewrite = (at: number, length: number, replacement: string) =>
-    edits.push({ at, length, replacement });
+  const rewrite = (at: number, length: number, replacement: string) => {
+    editAt.push(at);
+    editLength.push(length);
+    editReplacement.push(replacement);
+  };
 
   turnHeader(0);
   for (let index = 0; index < text.length; index++) {
@@ -333,22 +334,27 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
     found('turn_header');
   }
 
-  if (edits.length === 0) return { text, counts };
+  if (editAt.length === 0) return { text, counts };
   // In order already unless a match contained another one (a closer found ahead).
-  let ordered = true;
-  for (let index = 1; index < edits.length && ordered; index++) {
-    ordered = edits[index - 1]!.at <= edits[index]!.at;
+  let order: number[] | undefined;
+  for (let index = 1; index < editAt.length; index++) {
+    if (editAt[index - 1]! > editAt[index]!) {
+      order = editAt.map((_, edit) => edit).sort((a, b) => editAt[a]! - editAt[b]!);
+      break;
+    }
   }
-  if (!ordered) edits.sort((a, b) => a.at - b.at);
-  const parts: string[] = [];
+  // Appending builds a rope the engine flattens once: faster than collecting parts to join.
+  let result = '';
   let written = 0;
-  for (const edit of edits) {
-    if (edit.at < written) continue; // the same bracket escaped by two patterns
-    parts.push(text.slice(written, edit.at), edit.replacement);
-    written = edit.at + edit.length;
+  for (let position = 0; position < editAt.length; position++) {
+    const edit = order ? order[position]! : position;
+    const at = editAt[edit]!;
+    if (at < written) continue; // the same bracket escaped by two patterns
+    result += text.slice(written, at);
+    result += editReplacement[edit]!;
+    written = at + editLength[edit]!;
   }
-  parts.push(text.slice(written));
-  return { text: parts.join(''), counts };
+  return { text: result + text.slice(written), counts };
 }
 
 // Look-alike letters a role word may be spelt with (Cyrillic, Greek, Armenian, Latin

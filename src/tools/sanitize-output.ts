@@ -1,6 +1,6 @@
 import { redactCredentials } from '../audit/redact-credentials.js';
 import type { ScrubReport, SecretScrubber } from '../audit/secret-scrubber.js';
-import { stripHidden } from './hidden-characters.js';
+import { holdsContextualCharacters, stripHidden } from './hidden-characters.js';
 import { neutraliseRoleTokens } from './role-tokens.js';
 import { stripTerminalEscapes } from './terminal-escapes.js';
 
@@ -125,10 +125,12 @@ function clean(
   // unrecognised (and visible). Credentials last, on the neutralised text, so that the result
   // is a fixed point: neutralising never has to run again after a redaction.
   let result = hidden.text;
+  let replaced = false;
   if (scrubber) {
     const report: ScrubReport = { secrets: [], credentials: [] };
     result = scrubber.scrubSecrets(result, report);
     for (const name of report.secrets) findings?.push({ kind: 'secret', detail: name });
+    replaced = report.secrets.length > 0;
   }
   const roles = neutraliseRoleTokens(result);
   for (const [name, count] of roles.counts) {
@@ -137,8 +139,11 @@ function clean(
   const redaction = redactCredentials(roles.text);
   for (const kind of redaction.kinds) findings?.push({ kind: 'credential', detail: kind });
   // A redaction can orphan a presentation selector or joiner that followed an emoji-like
-  // character it replaced: strip again (cheap; usually nothing to do).
-  const orphans = redaction.kinds.length > 0 ? stripHidden(redaction.text) : undefined;
+  // character it replaced: strip again, when a character that can be orphaned is there.
+  const orphans =
+    (replaced || redaction.kinds.length > 0) && holdsContextualCharacters(hidden.text)
+      ? stripHidden(redaction.text)
+      : undefined;
   if (orphans && findings && orphans.hidden > 0) {
     findings.push({ kind: 'hidden_unicode', count: orphans.hidden });
   }

@@ -296,6 +296,16 @@ describe('sanitizeOutput', () => {
     );
   });
 
+  it('strips a presentation selector orphaned by a replaced secret, so a second pass changes nothing', () => {
+    const scrubber = new SecretScrubber();
+    scrubber.register('PAYMENT_KEY', 'Zq8/vT+e3!Lm@9x#Wk2$Rb7&Hn4=\u2615');
+    const once = sanitizeOutput('key Zq8/vT+e3!Lm@9x#Wk2$Rb7&Hn4=\u2615\ufe0f ok', { scrubber });
+    expect(once.content).toBe('key [REDACTED:PAYMENT_KEY] ok');
+    const twice = sanitizeOutput(once.content, { scrubber });
+    expect(twice.content).toBe(once.content);
+    expect(twice.findings).toEqual([]);
+  });
+
   it('is deterministic, fits the cap and leaves no escapes, controls or hidden characters (property)', () => {
     fc.assert(
       fc.property(nastyText, fc.integer({ min: 64, max: 400 }), (text, maxBytes) => {
