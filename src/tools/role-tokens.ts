@@ -60,7 +60,20 @@ const TAG_NAMES = [
   'end_of_turn',
 ];
 const TAG_PREFIXES = ['tool', 'function', 'system', 'user', 'assistant', 'human', 'developer'];
-const TAG_INITIALS = [...TAG_NAMES, ...TAG_PREFIXES].map((name) => name.charCodeAt(0));
+// One bit per first letter of a tag name or prefix (all lower-case ASCII).
+const TAG_INITIALS = [...TAG_NAMES, ...TAG_PREFIXES].reduce(
+  (bits, name) => bits | (1 << (name.charCodeAt(0) - 97)),
+  0,
+);
+
+/** True when `text[start, end)` is a tag name or starts with a tag prefix, in any case. */
+function isTagName(text: string, start: number, end: number): boolean {
+  const initial = (text.charCodeAt(start) | 32) - 97;
+  if (initial < 0 || initial > 25 || (TAG_INITIALS & (1 << initial)) === 0) return false;
+  for (const name of TAG_NAMES) if (equalsFolded(text, start, end, name)) return true;
+  for (const prefix of TAG_PREFIXES) if (startsFolded(text, start, end, prefix)) return true;
+  return false;
+}
 const ROLES = new Set(['system', 'assistant', 'developer', 'human', 'user', 'model', 'tool', 'ai']);
 // After a quote (a JSON key), only the roles no ordinary JSON key is called.
 const QUOTED_ROLES = new Set(['system', 'assistant', 'developer', 'human']);
@@ -181,8 +194,18 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
   const editAt: number[] = [];
   const editLength: number[] = [];
   const editReplacement: string[] = [];
-  const counts = new Map<RolePatternName, number>();
-  const found = (name: RolePatternName) => counts.set(name, (counts.get(name) ?? 0) + 1);
+  // Counted in a plain record (a map update per match showed in profiles); reported in the
+  // order first found.
+  const tally: Record<RolePatternName, number> = {
+    chat_template_token: 0,
+    instruction_marker: 0,
+    tool_tag: 0,
+    turn_header: 0,
+  };
+  const firstFound: RolePatternName[] = [];
+  const found = (name: RolePatternName) => {
+    if (tally[name]++ === 0) firstFound.push(name);
+  };
   const rewrite = (at: number, length: number, replacement: string) => {
     editAt.push(at);
     editLength.push(length);
@@ -251,14 +274,7 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
     while (index < text.length && index - nameStart <= 64 && isNameChar(text.charCodeAt(index))) {
       index++;
     }
-    if (index - nameStart < 4 || !TAG_INITIALS.includes(text.charCodeAt(nameStart) | 32))
-      return false;
-    if (
-      !TAG_NAMES.some((name) => equalsFolded(text, nameStart, index, name)) &&
-      !TAG_PREFIXES.some((prefix) => startsFolded(text, nameStart, index, prefix))
-    ) {
-      return false;
-    }
+    if (index - nameStart < 4 || !isTagName(text, nameStart, index)) return false;
     rewrite(at, open, '&lt;');
     // The tag's own ">" within 200 characters, unless another tag opens first.
     for (let end = index; end < text.length && end <= index + 200; end++) {
@@ -334,6 +350,7 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
     found('turn_header');
   }
 
+  const counts = new Map(firstFound.map((name) => [name, tally[name]] as const));
   if (editAt.length === 0) return { text, counts };
   // In order already unless a match contained another one (a closer found ahead).
   let order: number[] | undefined;

@@ -1,5 +1,6 @@
 import { redactCredentials } from '../audit/redact-credentials.js';
 import type { ScrubReport, SecretScrubber } from '../audit/secret-scrubber.js';
+import { flatString } from './flat-string.js';
 import { holdsContextualCharacters, stripHidden } from './hidden-characters.js';
 import { neutraliseRoleTokens } from './role-tokens.js';
 import { stripTerminalEscapes } from './terminal-escapes.js';
@@ -108,8 +109,9 @@ function clean(
   scrubber: SecretScrubber | undefined,
   findings?: SanitizerFinding[],
 ): string {
-  const escapes = stripTerminalEscapes(text);
-  const hidden = stripHidden(escapes.text);
+  // Each stage reads every character; each reads a flat string (see flatString).
+  const escapes = stripTerminalEscapes(flatString(text));
+  const hidden = stripHidden(escapes.removed > 0 ? flatString(escapes.text) : escapes.text);
   if (findings && escapes.removed > 0) {
     findings.push({ kind: 'terminal_escape', count: escapes.removed });
   }
@@ -124,19 +126,21 @@ function clean(
   // Registered secrets first: escaping a "<" inside one would leave the rest of it
   // unrecognised (and visible). Credentials last, on the neutralised text, so that the result
   // is a fixed point: neutralising never has to run again after a redaction.
-  let result = hidden.text;
+  let result =
+    hidden.hidden + hidden.controls + hidden.invalid > 0 ? flatString(hidden.text) : hidden.text;
   let replaced = false;
   if (scrubber) {
     const report: ScrubReport = { secrets: [], credentials: [] };
     result = scrubber.scrubSecrets(result, report);
     for (const name of report.secrets) findings?.push({ kind: 'secret', detail: name });
     replaced = report.secrets.length > 0;
+    if (replaced) result = flatString(result);
   }
   const roles = neutraliseRoleTokens(result);
   for (const [name, count] of roles.counts) {
     findings?.push({ kind: 'role_token', detail: name, count });
   }
-  const redaction = redactCredentials(roles.text);
+  const redaction = redactCredentials(roles.counts.size > 0 ? flatString(roles.text) : roles.text);
   for (const kind of redaction.kinds) findings?.push({ kind: 'credential', detail: kind });
   // A redaction can orphan a presentation selector or joiner that followed an emoji-like
   // character it replaced: strip again, when a character that can be orphaned is there.
