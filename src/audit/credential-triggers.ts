@@ -212,6 +212,8 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
   const length = text.length;
   for (let at = 0; at < length; at++) {
     const code = text.charCodeAt(at);
+    // Most characters start no rule: the switch sends them straight on.
+    if (code < 45 || code > 120) continue;
     // Each rule's literal has a known second character (case-folded where the rule folds):
     // testing it here spares a call at most letters of ordinary prose.
     const next = text.charCodeAt(at + 1) | 32;

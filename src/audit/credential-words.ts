@@ -203,10 +203,17 @@ export function scanWords(
   };
   let index = 0;
   let nextSkip = 0;
+  // The first span found by another pass that ends after `index` (spans are sorted and do
+  // not overlap); looked up again only once `index` reaches its start.
+  let skipped = skip[0];
+  let skipFrom = skipped?.start ?? Number.POSITIVE_INFINITY;
   while (index < text.length) {
     const code = text.charCodeAt(index);
-    while (nextSkip < skip.length && skip[nextSkip]!.end <= index) nextSkip++;
-    const skipped = skip[nextSkip];
+    if (index >= skipFrom) {
+      while (nextSkip < skip.length && skip[nextSkip]!.end <= index) nextSkip++;
+      skipped = skip[nextSkip];
+      skipFrom = skipped?.start ?? Number.POSITIVE_INFINITY;
+    }
     if (skipped && skipped.start <= index) {
       // A credential found by another pass: treated exactly like the marker it will become.
       const kind = MARKER_CONTEXT[skipped.kind];
