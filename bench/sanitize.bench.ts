@@ -33,6 +33,10 @@ export const GENERATORS: Record<string, (size?: number) => string> = {
   chat_token_prefix: (size) => fill('<|', size),
   chat_token_bodies: (size) => fill(`<|${'a'.repeat(63)}`, size),
   tag_prefix: (size) => fill('<tool-a ', size),
+  // The densest matches: a tag or a chat token every five characters (each an edit).
+  tag_dense: (size) => fill('<tool', size),
+  chat_token_dense: (size) => fill('<|a|>', size),
+  tag_and_escapes: (size) => fill('<tool %41', size),
   escaped_openers: (size) => fill('\\u003c|', size),
   inst_prefix: (size) => fill('[INST', size),
   header_lines: (size) => fill('\n**Sy\u0455tem', size),

@@ -2,6 +2,7 @@ import { findAssignedSecrets, findContextualCredentials } from './credential-con
 import type { CredentialKind, CredentialSpan } from './credential-kind.js';
 import { findTriggeredCredentials } from './credential-triggers.js';
 import { scanWords, type WordContext } from './credential-words.js';
+import { TextEdits } from './text-edits.js';
 
 export type { CredentialKind } from './credential-kind.js';
 
@@ -93,15 +94,12 @@ const markerOf = (kind: CredentialKind): string => {
 function apply(text: string, spans: CredentialSpan[]): Applied {
   if (spans.length === 0) return { text, kinds: [], spans };
   const kinds: CredentialKind[] = [];
-  let result = ''; // a rope, flattened once: faster than parts joined
-  let written = 0;
+  const edits = new TextEdits();
   for (const span of spans) {
-    result += text.slice(written, span.start);
-    result += markerOf(span.kind);
-    written = span.end;
+    edits.add(span.start, span.end - span.start, markerOf(span.kind));
     if (!kinds.includes(span.kind)) kinds.push(span.kind);
   }
-  return { text: result + text.slice(written), kinds, spans };
+  return { text: edits.apply(text), kinds, spans };
 }
 
 // Context positions of the original text, moved to where they are after `spans` were

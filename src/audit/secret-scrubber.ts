@@ -14,6 +14,7 @@ import {
 import type { SecretFingerprintStore } from './secret-fingerprint-store.js';
 import { secretForms, weakSecretReason } from './secret-forms.js';
 import { hmacSha256 } from './sha256.js';
+import { TextEdits } from './text-edits.js';
 
 /** Shortest secret value the scrubber will search for; shorter values would shred ordinary text. */
 export const MIN_SECRET_LENGTH = 4;
@@ -247,14 +248,11 @@ function remoteTarget(
 // The union of overlapping spans is replaced, under the name of the one that starts first.
 function replaceSpans(text: string, spans: SecretSpan[], report: ScrubReport | undefined): string {
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
-  let result = ''; // a rope, flattened once: faster than parts joined
-  let written = 0;
+  const edits = new TextEdits();
   let current: SecretSpan | undefined;
   const flush = () => {
     if (!current) return;
-    result += text.slice(written, current.start);
-    result += `[REDACTED:${current.name}]`;
-    written = current.end;
+    edits.add(current.start, current.end - current.start, `[REDACTED:${current.name}]`);
     if (report && !report.secrets.includes(current.name)) report.secrets.push(current.name);
   };
   for (const span of spans) {
@@ -266,7 +264,7 @@ function replaceSpans(text: string, spans: SecretSpan[], report: ScrubReport | u
     current = span;
   }
   flush();
-  return result + text.slice(written);
+  return edits.apply(text);
 }
 
 const hexValue = (code: number): number =>

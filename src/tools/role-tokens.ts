@@ -26,6 +26,8 @@ it: `<|[INST]|>` is escaped as a token at once), nor does a
  * characters, stopping at the next `<`) or a run that no other attempt reads again.
  */
 
+import { TextEdits } from '../audit/text-edits.js';
+
 /** Names used in sanitiser findings. */
 export type RolePatternName =
   | 'chat_template_token'
@@ -189,11 +191,9 @@ function markerClose(text: string, at: number): number {
 
 /** Rewrites role-impersonation text as described above; see the module comment. */
 export function neutraliseRoleTokens(text: string): RoleNeutralisation {
-  // Edits as three parallel lists: adversarial text can hold a pattern every few characters,
-  // and an object per edit showed in profiles (allocation and collection).
-  const editAt: number[] = [];
-  const editLength: number[] = [];
-  const editReplacement: string[] = [];
+  const edits = new TextEdits();
+  const rewrite = (at: number, length: number, replacement: string) =>
+    edits.add(at, length, replacement);
   // Counted in a plain record (a map update per match showed in profiles); reported in the
   // order first found.
   const tally: Record<RolePatternName, number> = {
@@ -205,11 +205,6 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
   const firstFound: RolePatternName[] = [];
   const found = (name: RolePatternName) => {
     if (tally[name]++ === 0) firstFound.push(name);
-  };
-  const rewrite = (at: number, length: number, replacement: string) => {
-    editAt.push(at);
-    editLength.push(length);
-    editReplacement.push(replacement);
   };
 
   turnHeader(0);
@@ -351,27 +346,7 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
   }
 
   const counts = new Map(firstFound.map((name) => [name, tally[name]] as const));
-  if (editAt.length === 0) return { text, counts };
-  // In order already unless a match contained another one (a closer found ahead).
-  let order: number[] | undefined;
-  for (let index = 1; index < editAt.length; index++) {
-    if (editAt[index - 1]! > editAt[index]!) {
-      order = editAt.map((_, edit) => edit).sort((a, b) => editAt[a]! - editAt[b]!);
-      break;
-    }
-  }
-  // Appending builds a rope the engine flattens once: faster than collecting parts to join.
-  let result = '';
-  let written = 0;
-  for (let position = 0; position < editAt.length; position++) {
-    const edit = order ? order[position]! : position;
-    const at = editAt[edit]!;
-    if (at < written) continue; // the same bracket escaped by two patterns
-    result += text.slice(written, at);
-    result += editReplacement[edit]!;
-    written = at + editLength[edit]!;
-  }
-  return { text: result + text.slice(written), counts };
+  return { text: edits.apply(text), counts };
 }
 
 // Look-alike letters a role word may be spelt with (Cyrillic, Greek, Armenian, Latin
