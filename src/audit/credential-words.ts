@@ -36,8 +36,9 @@ function lookup(
   text: string,
   start: number,
   end: number,
+  hash = foldedHash(text, start, end),
 ): string | undefined {
-  const word = table.get(foldedHash(text, start, end));
+  const word = table.get(hash);
   if (word === undefined || word.length !== end - start) return undefined;
   for (let offset = 0; offset < word.length; offset++) {
     if ((text.charCodeAt(start + offset) | 32) !== word.charCodeAt(offset)) return undefined;
@@ -103,13 +104,6 @@ const MARKER_CONTEXT: Readonly<Record<string, keyof WordContext>> = {
   hex_private_key: 'privateKey',
 };
 
-function isMnemonicWord(text: string, start: number, end: number): boolean {
-  for (let index = start + 1; index < end; index++) {
-    if (has(text.charCodeAt(index), UPPER)) return false;
-  }
-  return lookup(BIP39, text, start, end) !== undefined;
-}
-
 /** Calls `visit` for each camel-case part of `text[start, end)`: `APIKey` → `API`, `Key`. */
 export function forEachSegment(
   text: string,
@@ -164,12 +158,12 @@ export function scanWords(
     }
     streakWords = 0;
   };
-  const visitSegment = (from: number, to: number) => {
+  const visitSegment = (from: number, to: number, hash?: number) => {
     const length = to - from;
     const segment =
       length < 3 || length > 10 || !isContextInitial(text.charCodeAt(from))
         ? undefined
-        : lookup(CONTEXT_TABLE, text, from, to);
+        : lookup(CONTEXT_TABLE, text, from, to, hash);
     if (segment === undefined) {
       previous = '';
     } else {
@@ -259,8 +253,20 @@ export function scanWords(
     // A word ends where a found credential starts, as it will at the marker that replaces it.
     const end = Math.min(runEnd(text, index, LETTER), skipped?.start ?? text.length);
     const length = end - index;
+    // A word with no capital after its first letter is one segment, and its folded hash
+    // serves both word tables.
+    let oneSegment = true;
+    for (let inner = index + 1; inner < end && oneSegment; inner++) {
+      if (has(text.charCodeAt(inner), UPPER)) oneSegment = false;
+    }
+    const hash = oneSegment && length >= 3 && length <= 10 ? foldedHash(text, index, end) : 0;
     // Mnemonics are written in lower case (the wordlist is); a capitalised first word is too.
-    if (length >= 3 && length <= 8 && isMnemonicWord(text, index, end)) {
+    if (
+      length >= 3 &&
+      length <= 8 &&
+      oneSegment &&
+      lookup(BIP39, text, index, end, hash) !== undefined
+    ) {
       if (streakWords > 0 && gapOk && gapLength <= 12) {
         streakWords++;
       } else {
@@ -272,7 +278,15 @@ export function scanWords(
     } else {
       endStreak();
     }
-    forEachSegment(text, index, end, visitSegment);
+    if (length < 3) {
+      // No segment this short is a context word: what visiting its segments would do.
+      previous = '';
+      previousEnd = end;
+    } else if (oneSegment) {
+      visitSegment(index, end, length <= 10 ? hash : undefined);
+    } else {
+      forEachSegment(text, index, end, visitSegment);
+    }
     gapOk = true;
     gapLength = 0;
     index = end;

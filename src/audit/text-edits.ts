@@ -13,6 +13,7 @@ export class TextEdits {
   #replacementIndex = new Int32Array(64);
   readonly #replacements: string[] = [];
   readonly #replacementIds = new Map<string, number>();
+  #lastId = 0;
   #count = 0;
   #ordered = true;
 
@@ -26,11 +27,15 @@ export class TextEdits {
     const count = this.#count;
     if (count === this.#at.length) this.#grow();
     if (count > 0 && this.#at[count - 1]! > at) this.#ordered = false;
-    let id = this.#replacementIds.get(replacement);
+    let id = this.#replacements[this.#lastId] === replacement ? this.#lastId : undefined;
     if (id === undefined) {
-      id = this.#replacements.length;
-      this.#replacements.push(replacement);
-      this.#replacementIds.set(replacement, id);
+      id = this.#replacementIds.get(replacement);
+      if (id === undefined) {
+        id = this.#replacements.length;
+        this.#replacements.push(replacement);
+        this.#replacementIds.set(replacement, id);
+      }
+      this.#lastId = id;
     }
     this.#at[count] = at;
     this.#length[count] = length;

@@ -140,7 +140,7 @@ function clean(
   for (const [name, count] of roles.counts) {
     findings?.push({ kind: 'role_token', detail: name, count });
   }
-  const redaction = redactCredentials(roles.counts.size > 0 ? flatString(roles.text) : roles.text);
+  const redaction = redactCredentials(roles.text);
   for (const kind of redaction.kinds) findings?.push({ kind: 'credential', detail: kind });
   // A redaction can orphan a presentation selector or joiner that followed an emoji-like
   // character it replaced: strip again, when a character that can be orphaned is there.
@@ -173,7 +173,8 @@ function truncate(
   maxBytes: number,
   scrubber: SecretScrubber | undefined,
 ): { content: string; removedBytes: number } {
-  const bytes = Buffer.from(cleaned, 'utf8');
+  // Only the first maxBytes bytes are ever kept: encode no more characters than that.
+  const bytes = Buffer.from(cleaned.slice(0, maxBytes + 1), 'utf8');
   // Reserve room for the widest marker this output can need, so the result fits the cap.
   let budget = maxBytes - marker(total).length;
   for (let attempt = 0; attempt < 32 && budget > 0; attempt++) {
