@@ -210,8 +210,14 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
   turnHeader(0);
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    // Only these code units can start a pattern; everything else costs one comparison.
-    if (code < 60 && code !== 10 && code !== 13) continue;
+    // Only these code units can start a pattern (line breaks, "<", "[", "\\" and their
+    // full-width and escaped forms); any other ASCII character costs a few comparisons.
+    if (
+      code < 60
+        ? code !== 10 && code !== 13
+        : code < 128 && code !== 60 && code !== 91 && code !== 92
+    )
+      continue;
     if (code === 10 || code === 13 || code === 0x2028 || code === 0x2029) {
       turnHeader(index + 1);
     } else if (code === 92) {
