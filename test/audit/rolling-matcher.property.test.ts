@@ -31,14 +31,14 @@ describe('secret matchers (property)', () => {
         (haystack, needles, seed) => {
           const matcher = new RollingMatcher((seed * 2 + 1) >>> 0);
           const distinct = [...new Set(needles)];
-          distinct.forEach((value, index) =>
+          for (const [index, value] of distinct.entries()) {
             matcher.add({
               name: `n${index}`,
               length: value.length,
               tag: windowTag(value, matcher.base),
               confirm: (window) => window === value,
-            }),
-          );
+            });
+          }
           const planted = haystack.slice(0, 150) + distinct.join('') + haystack.slice(150);
           const spans = matcher.find(planted);
           for (const span of spans) {
