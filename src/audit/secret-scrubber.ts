@@ -316,15 +316,5 @@ function percentDecoded(text: string): { text: string; map: Int32Array } | undef
 
 /** The first `length` UTF-16 code units of `units` as a string, exactly (lone surrogates kept). */
 function unitsToString(units: Uint16Array, length: number): string {
-  const CHUNK = 8192; // below any engine's argument limit
-  const parts: string[] = [];
-  for (let from = 0; from < length; from += CHUNK) {
-    parts.push(
-      String.fromCharCode.apply(
-        null,
-        units.subarray(from, Math.min(length, from + CHUNK)) as unknown as number[],
-      ),
-    );
-  }
-  return parts.join('');
+  return Buffer.from(units.buffer, units.byteOffset, length * 2).toString('utf16le');
 }

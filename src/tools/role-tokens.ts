@@ -84,7 +84,7 @@ const ROLE_INITIALS = new Set(
   [...ROLES].flatMap((role) => [role.charCodeAt(0), role.toUpperCase().charCodeAt(0)]),
 );
 const isRoleInitial = (code: number): boolean => ROLE_INITIALS.has(code);
-// Lower-case ASCII letters as one-character strings, by code.
+// ASCII characters as one-character strings, by code (read with a letter's lower-case code).
 const LOWER: readonly string[] = Array.from({ length: 128 }, (_, code) =>
   String.fromCharCode(code),
 );

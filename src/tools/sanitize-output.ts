@@ -133,8 +133,7 @@ function clean(
     const report: ScrubReport = { secrets: [], credentials: [] };
     result = scrubber.scrubSecrets(result, report);
     for (const name of report.secrets) findings?.push({ kind: 'secret', detail: name });
-    replaced = report.secrets.length > 0;
-    if (replaced) result = flatString(result);
+    replaced = report.secrets.length > 0; // replacing wrote a flat string
   }
   const roles = neutraliseRoleTokens(result);
   for (const [name, count] of roles.counts) {
