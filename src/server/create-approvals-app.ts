@@ -118,7 +118,10 @@ export function createApprovalsApp(options: ApprovalsAppOptions): ApprovalsApp {
     ? new WebhookDispatcher(db, { now, ...options.webhooks })
     : undefined;
   // Migrations and the live feed start now, so webhooks flow even before the first request.
-  const ready = migrate(db).then(() => {
+  // Requests wait for the feed's first poll (its baseline: what exists then is not news), so
+  // whatever happens after a client's first read is announced to it.
+  const ready = migrate(db).then(async () => {
+    await feed.poll().catch(() => undefined);
     feed.start(options.pollIntervalMs ?? 1000);
     webhooks?.attach(feed);
   });

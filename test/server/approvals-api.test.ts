@@ -400,6 +400,7 @@ describeEachDatabase('approvals service API', (context) => {
   it('announces a decision only once the thread trace holds it, even when its decider wrote no audit', async () => {
     const { manager, server, audit, directory } = await start();
     const request = await manager.request(transferProposal('th-order'), escalate('human_required'));
+    await server.inbox.feed.poll(); // the feed has seen the request: the decision is news
     // A decider that commits the decision and dies before its audit append: the same table,
     // no audit log.
     const silent = new ApprovalManager({
