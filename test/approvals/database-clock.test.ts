@@ -2,42 +2,14 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { ApprovalManager } from '../../src/approvals/index.js';
 import type { Database } from '../../src/db/index.js';
 import { VeridexError } from '../../src/errors/index.js';
-import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
-import type { AnyGovernedTool } from '../../src/tools/index.js';
 import { signAs, testApproverInits } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
+import { escalate, transferProposal } from '../support/proposals.js';
 
 // Found by `npm run soak`: an approver process whose clock ran 90 s behind approved requests
 // after their deadline, and the transfers ran. Deadlines and decision times are judged by the
 // database's clock, which every process shares. A second clock needs a server of its own, so
 // these run on PostgreSQL only (PGlite runs inside this process and reads its clock).
-
-const transferTool = {
-  name: 'transfer',
-  schemaHash: 'a'.repeat(64),
-  safetyClass: 'financial',
-  trust: 'local',
-} as unknown as AnyGovernedTool;
-
-const escalate = {
-  verdict: 'escalate',
-  route: 'human_required',
-  reason: 'needs approval',
-  ruleId: 'rule.x',
-  ruleName: 'Rule X',
-  evaluations: [],
-} as Extract<PolicyDecision, { verdict: 'escalate' }>;
-
-function proposal(toolCallId: string) {
-  return buildToolProposal({
-    tool: transferTool,
-    arguments: { to: 'acme', amount: '500.00', currency: 'USD' },
-    threadId: 'thread-clock',
-    runId: 'run-1',
-    toolCallId,
-    proposer: 'payout-bot',
-  });
-}
 
 function manager(db: Database, defaultTimeoutMs = 60_000) {
   return new ApprovalManager({ db, approvers: testApproverInits(['alice']), defaultTimeoutMs });
@@ -61,7 +33,10 @@ describeEachDatabase(
   'approval deadlines are judged by the database clock',
   ({ db }) => {
     it('refuses an approval sent after the deadline by a process whose clock is behind', async () => {
-      const request = await manager(db(), 1_500).request(proposal('call_late'), escalate);
+      const request = await manager(db(), 1_500).request(
+        transferProposal('thread-clock', 'call_late'),
+        escalate('human_required'),
+      );
       while ((await databaseNow(db())) <= Date.parse(request.expiresAt) + 50) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -73,7 +48,10 @@ describeEachDatabase(
     });
 
     it('does not expire requests early from a process whose clock is ahead', async () => {
-      const request = await manager(db()).request(proposal('call_ahead'), escalate);
+      const request = await manager(db()).request(
+        transferProposal('thread-clock', 'call_ahead'),
+        escalate('human_required'),
+      );
       skewProcessClock(+120_000);
       const ahead = manager(db());
       expect(await ahead.sweep()).toEqual([]);
@@ -84,7 +62,10 @@ describeEachDatabase(
     });
 
     it('records when the database took the decision, not what a skewed process believes', async () => {
-      const request = await manager(db()).request(proposal('call_record'), escalate);
+      const request = await manager(db()).request(
+        transferProposal('thread-clock', 'call_record'),
+        escalate('human_required'),
+      );
       skewProcessClock(-90_000);
       const decided = await manager(db()).decide(request.id, signAs(request, 'alice'));
       vi.useRealTimers();

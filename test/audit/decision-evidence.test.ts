@@ -11,40 +11,12 @@ import {
   verifyEvidence,
 } from '../../src/audit/index.js';
 import { MemoryApproverDirectory } from '../../src/identity/index.js';
-import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
-import type { AnyGovernedTool } from '../../src/tools/index.js';
 import { signAs, testApproverInits, testKey } from '../support/approvers.js';
+import { escalate, transferProposal } from '../support/proposals.js';
 
 const agent = new Ed25519Signer(generateKeyPair().privateKey);
 const TEAM = ['alice', 'bob', 'mallory'];
 const trusted = () => new MemoryApproverDirectory(testApproverInits(TEAM)).list();
-
-const transferTool = {
-  name: 'transfer',
-  schemaHash: 'a'.repeat(64),
-  safetyClass: 'financial',
-  trust: 'local',
-} as unknown as AnyGovernedTool;
-
-const dual = {
-  verdict: 'escalate',
-  route: 'dual_approval',
-  reason: 'large',
-  ruleId: 'r',
-  ruleName: 'R',
-  evaluations: [],
-} as Extract<PolicyDecision, { verdict: 'escalate' }>;
-
-function proposalFor(toolCallId: string) {
-  return buildToolProposal({
-    tool: transferTool,
-    arguments: { to: 'acme', amount: '50000.00', currency: 'USD' },
-    threadId: 'thread-ev',
-    runId: 'run-1',
-    toolCallId,
-    proposer: 'payout-bot',
-  });
-}
 
 /** A thread with one dual approval decided by alice and bob (signed), and another request. */
 async function decidedThread(options: { identity?: 'unverified' } = {}) {
@@ -54,8 +26,14 @@ async function decidedThread(options: { identity?: 'unverified' } = {}) {
     approvers: testApproverInits(TEAM),
     ...options,
   });
-  const request = await manager.request(proposalFor('call_1'), dual);
-  const other = await manager.request(proposalFor('call_2'), dual);
+  const request = await manager.request(
+    transferProposal('thread-ev', 'call_1'),
+    escalate('dual_approval'),
+  );
+  const other = await manager.request(
+    transferProposal('thread-ev', 'call_2'),
+    escalate('dual_approval'),
+  );
   if (options.identity === 'unverified') {
     await manager.decide(request.id, { decision: 'approve', approver: 'alice' });
     await manager.decide(request.id, { decision: 'approve', approver: 'bob' });
@@ -170,7 +148,10 @@ describe('approval decisions in evidence bundles', () => {
     ]);
     const audit = new AuditLog();
     const manager = new ApprovalManager({ audit, approvers: rogue });
-    const request = await manager.request(proposalFor('call_1'), dual);
+    const request = await manager.request(
+      transferProposal('thread-ev', 'call_1'),
+      escalate('dual_approval'),
+    );
     await manager.decide(request.id, signAs(request, 'alice'));
     await manager.decide(request.id, signAs(request, 'insider', 'approve', { approver: 'bob' }));
     const bundle = seal(await audit.events('thread-ev'));

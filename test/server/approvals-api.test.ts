@@ -8,14 +8,8 @@ import { PostgresCheckpointer } from '../../src/checkpointer/index.js';
 import { signLogin } from '../../src/server/index.js';
 import { signAs, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import {
-  escalate,
-  openEventStream,
-  startTestInbox,
-  type TestInbox,
-  testClock,
-  transferProposal,
-} from '../support/inbox.js';
+import { openEventStream, startTestInbox, type TestInbox, testClock } from '../support/inbox.js';
+import { escalate, transferProposal } from '../support/proposals.js';
 
 describeEachDatabase('approvals service API', (context) => {
   let inbox: TestInbox | undefined;

@@ -10,7 +10,8 @@ import {
 } from '../../src/audit/index.js';
 import { parseApprovers, serializeApprovers, webauthnKeyId } from '../../src/identity/index.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { escalate, startTestInbox, type TestInbox, transferProposal } from '../support/inbox.js';
+import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { escalate, transferProposal } from '../support/proposals.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
 interface Browser {

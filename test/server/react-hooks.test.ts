@@ -25,7 +25,8 @@ import {
 } from '../../src/react/index.js';
 import { signAs } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { escalate, startTestInbox, type TestInbox, transferProposal } from '../support/inbox.js';
+import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { escalate, transferProposal } from '../support/proposals.js';
 
 describeEachDatabase('React hooks over the approvals service', (context) => {
   let inbox: TestInbox | undefined;

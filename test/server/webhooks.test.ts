@@ -9,7 +9,8 @@ import { PostgresApproverDirectory } from '../../src/identity/index.js';
 import { ApprovalFeed, type InboxEvent, WebhookDispatcher } from '../../src/server/index.js';
 import { signAs, testApproverInits } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { escalate, startTestInbox, type TestInbox, transferProposal } from '../support/inbox.js';
+import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { escalate, transferProposal } from '../support/proposals.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
