@@ -11,7 +11,7 @@ import {
   sealEvidence,
 } from '../../src/audit/index.js';
 import { createDatabase, type Database } from '../../src/db/index.js';
-import { postgresUrl, uniqueSchema } from '../support/databases.js';
+import { postgresUrl, withSchemaUrl } from '../support/databases.js';
 import { runVeridex } from '../support/run-cli.js';
 
 // Registered by one process, typed by an approver into the CLI of another.
@@ -122,19 +122,11 @@ describe('a secret registered in one process, typed into the CLI in another', ()
   it.runIf(postgresUrl)(
     'never reaches the audit log or the sealed evidence (PostgreSQL)',
     async () => {
-      const url = new URL(postgresUrl!);
-      url.searchParams.set('schema', uniqueSchema());
-      try {
-        await scenario(
-          { FIXTURE_DATABASE_URL: url.toString() },
-          { args: ['--database-url', url.toString()] },
-          () => createDatabase({ url: url.toString() }),
-        );
-      } finally {
-        const db = await createDatabase({ url: url.toString() });
-        await db.query(`DROP SCHEMA IF EXISTS "${db.schema}" CASCADE`);
-        await db.close();
-      }
+      await withSchemaUrl((url) =>
+        scenario({ FIXTURE_DATABASE_URL: url }, { args: ['--database-url', url] }, () =>
+          createDatabase({ url }),
+        ),
+      );
     },
     300_000,
   );

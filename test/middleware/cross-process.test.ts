@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../src/db/index.js';
 import type { ApprovalsInterrupt } from '../../src/governance/index.js';
 import { signAs } from '../support/approvers.js';
-import { postgresUrl, uniqueSchema } from '../support/databases.js';
+import { postgresUrl, withSchemaUrl } from '../support/databases.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const fixture = fileURLToPath(new URL('./fixtures/create-agent-process.ts', import.meta.url));
@@ -93,15 +92,7 @@ describe('createAgent with governanceMiddleware across processes', () => {
   it.runIf(postgresUrl)(
     'does the same against one PostgreSQL',
     async () => {
-      const url = new URL(postgresUrl!);
-      url.searchParams.set('schema', uniqueSchema());
-      try {
-        await scenario({ FIXTURE_DATABASE_URL: url.toString() });
-      } finally {
-        const db = await createDatabase({ url: url.toString() });
-        await db.query(`DROP SCHEMA IF EXISTS "${db.schema}" CASCADE`);
-        await db.close();
-      }
+      await withSchemaUrl((url) => scenario({ FIXTURE_DATABASE_URL: url }));
     },
     240_000,
   );

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeKeyPair } from '../../src/audit/index.js';
 import { createDatabase, migrate } from '../../src/db/index.js';
 import { PostgresApproverDirectory } from '../../src/identity/index.js';
-import { postgresUrl, uniqueSchema } from '../support/databases.js';
+import { postgresUrl, withSchemaUrl } from '../support/databases.js';
 import { runVeridex } from '../support/run-cli.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -115,18 +115,9 @@ describe('approvals across processes', () => {
   it.runIf(postgresUrl)(
     'does the same against one PostgreSQL',
     async () => {
-      const url = new URL(postgresUrl!);
-      url.searchParams.set('schema', uniqueSchema());
-      try {
-        await scenario(
-          { FIXTURE_DATABASE_URL: url.toString() },
-          { args: ['--database-url', url.toString()] },
-        );
-      } finally {
-        const db = await createDatabase({ url: url.toString() });
-        await db.query(`DROP SCHEMA IF EXISTS "${db.schema}" CASCADE`);
-        await db.close();
-      }
+      await withSchemaUrl((url) =>
+        scenario({ FIXTURE_DATABASE_URL: url }, { args: ['--database-url', url] }),
+      );
     },
     600_000,
   );

@@ -47,6 +47,23 @@ export function uniqueSchema(): string {
   return `t_${randomBytes(6).toString('hex')}`;
 }
 
+/**
+ * Runs `run` with a `DATABASE_URL`-style URL of the test PostgreSQL pointing at a schema of its
+ * own (for child processes and the CLI, which open the database themselves), and drops the
+ * schema afterwards.
+ */
+export async function withSchemaUrl(run: (url: string) => Promise<void>): Promise<void> {
+  const url = new URL(postgresUrl!);
+  url.searchParams.set('schema', uniqueSchema());
+  try {
+    await run(url.toString());
+  } finally {
+    const db = await createDatabase({ url: url.toString() });
+    await db.query(`DROP SCHEMA IF EXISTS "${db.schema}" CASCADE`);
+    await db.close();
+  }
+}
+
 /** Opens a handle on `schema` for `backend` (without migrating). */
 export async function openBackend(
   backend: Backend,
