@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { VeridexError } from '../../errors/index.js';
-import { canonicalIdentity } from '../../identity/index.js';
+import { type Approver, canonicalIdentity } from '../../identity/index.js';
 import { requireSession } from '../authenticate.js';
 import { badInput } from '../http-error.js';
 import type { InboxContext, InboxEnv } from '../inbox-context.js';
@@ -26,6 +26,23 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
     return error;
   };
 
+  // A session for the approver whose passkey just checked out: its cookie, and what the page
+  // needs (the CSRF token for cookie sessions).
+  const signIn = async (
+    c: Parameters<typeof setSessionCookie>[0],
+    approver: Approver,
+    keyId: string,
+  ) => {
+    const { token, session } = await inbox.sessions.create(approver.id, keyId, 'passkey');
+    setSessionCookie(c, inbox, token, session);
+    return {
+      approver: approverFacts(approver),
+      keyId,
+      csrfToken: session.csrfToken,
+      expiresAt: session.expiresAt,
+    };
+  };
+
   routes.post('/api/passkeys/register/options', async (c) => {
     const body = await jsonBody(c);
     try {
@@ -39,14 +56,7 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
     const body = await jsonBody(c);
     try {
       const { approver, key } = await passkeys.register(body.invitation, body.response);
-      const { token, session } = await inbox.sessions.create(approver.id, key.keyId, 'passkey');
-      setSessionCookie(c, inbox, token, session);
-      return c.json({
-        approver: approverFacts(approver),
-        keyId: key.keyId,
-        csrfToken: session.csrfToken,
-        expiresAt: session.expiresAt,
-      });
+      return c.json(await signIn(c, approver, key.keyId));
     } catch (error) {
       throw await refused(error, 'POST /api/passkeys/register');
     }
@@ -58,14 +68,7 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
     const body = await jsonBody(c);
     try {
       const { approver, key } = await passkeys.login(body.response);
-      const { token, session } = await inbox.sessions.create(approver.id, key.keyId, 'passkey');
-      setSessionCookie(c, inbox, token, session);
-      return c.json({
-        approver: approverFacts(approver),
-        keyId: key.keyId,
-        csrfToken: session.csrfToken,
-        expiresAt: session.expiresAt,
-      });
+      return c.json(await signIn(c, approver, key.keyId));
     } catch (error) {
       throw await refused(error, 'POST /api/passkeys/login');
     }
