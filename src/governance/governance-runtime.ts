@@ -35,6 +35,26 @@ export interface GovernanceRuntime {
   maxOutputBytes?: number;
 }
 
+/**
+ * The request facts a tool sees as `context.metadata`: the scalar entries of a LangGraph
+ * `configurable`, without LangGraph's own (`__…`, `checkpoint…`) and without objects (which
+ * may hold clients or credentials).
+ */
+export function scopeMetadata(
+  configurable: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const metadata: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(configurable ?? {})) {
+    if (
+      !key.startsWith('__') &&
+      !key.startsWith('checkpoint') &&
+      (typeof value !== 'object' || value === null)
+    )
+      metadata[key] = value;
+  }
+  return metadata;
+}
+
 /** Where one batch of calls happens: the thread, the run and the turn. */
 export interface CallScope {
   threadId: string;

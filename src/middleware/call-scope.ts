@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type BaseMessage, isAIMessage, type ToolCall } from '@langchain/core/messages';
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
+import { scopeMetadata } from '../governance/governance-runtime.js';
 import type { CallScope, GovernanceRuntime } from '../governance/index.js';
 import { BudgetExhaustedError } from '../nodes/run-budget.js';
 import { MemoryIdempotencyStore, type ToolRuntime } from '../tools/index.js';
@@ -65,7 +66,7 @@ export function hookScope(
       threadId: scopeId,
       runId: typeof runId === 'string' && runId !== '' ? runId : scopeId,
       turnIndex: Math.max(0, messages.filter((message) => isAIMessage(message)).length - 1),
-      metadata: metadataOf(hook.configurable),
+      metadata: scopeMetadata(hook.configurable),
       ...(signal ? { signal } : {}),
       ...(runtimeFor ? { runtimeFor } : {}),
     },
@@ -78,19 +79,6 @@ export function configOf(hook: HookRuntime): LangGraphRunnableConfig {
     ...(hook.configurable ? { configurable: hook.configurable } : {}),
     ...(hook.signal ? { signal: hook.signal } : {}),
   } as LangGraphRunnableConfig;
-}
-
-function metadataOf(configurable: Record<string, unknown> | undefined): Record<string, unknown> {
-  const metadata: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(configurable ?? {})) {
-    if (
-      !key.startsWith('__') &&
-      !key.startsWith('checkpoint') &&
-      (typeof value !== 'object' || value === null)
-    )
-      metadata[key] = value;
-  }
-  return metadata;
 }
 
 function deadline(remainingMs: number | undefined): AbortSignal | undefined {

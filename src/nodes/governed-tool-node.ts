@@ -12,6 +12,7 @@ import { ToolNode } from '@langchain/langgraph/prebuilt';
 import type { ApprovalManager } from '../approvals/index.js';
 import { type AuditLog, deriveEventId } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
+import { scopeMetadata } from '../governance/governance-runtime.js';
 import {
   type CallScope,
   decideCalls,
@@ -136,7 +137,7 @@ export class GovernedToolNode extends ToolNode {
       threadId: scopeId,
       runId: runIdOf(config, scopeId),
       turnIndex: Math.max(0, messages.filter((message) => isAIMessage(message)).length - 1),
-      metadata: metadataOf(config),
+      metadata: scopeMetadata(config.configurable),
       ...(config.signal ? { signal: config.signal } : {}),
       runtimeFor: (call) => toolRuntime(call, state, config),
     };
@@ -307,19 +308,6 @@ function combineOutputs(outputs: Answer[], isArray: boolean): GovernedToolNodeOu
   }
   if (parent) combined.push(parent);
   return combined;
-}
-
-function metadataOf(config: LangGraphRunnableConfig): Record<string, unknown> {
-  const metadata: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(config.configurable ?? {})) {
-    if (
-      !key.startsWith('__') &&
-      !key.startsWith('checkpoint') &&
-      (typeof value !== 'object' || value === null)
-    )
-      metadata[key] = value;
-  }
-  return metadata;
 }
 
 // The model binds these schemas (createReactAgent reads `node.tools`); they never execute:
