@@ -1,4 +1,4 @@
-import { DynamicStructuredTool, type StructuredToolInterface } from '@langchain/core/tools';
+import type { DynamicStructuredTool, StructuredToolInterface } from '@langchain/core/tools';
 import { hostLangChainTool } from '../adapters/hosted-langchain-tool.js';
 import { VeridexError } from '../errors/index.js';
 import {
@@ -9,6 +9,7 @@ import {
   plainToolClass,
   type ToolClassification,
 } from '../nodes/node-tools.js';
+import { bindingTool } from '../tools/binding-tool.js';
 import type { AnyGovernedTool, ToolRegistry } from '../tools/index.js';
 
 /** The governed contract of one call's tool, and the plain tool behind it (if hosted). */
@@ -49,7 +50,7 @@ export class MiddlewareTools {
         return [tool.name, { tool, ...(original ? { original } : {}) }] as const;
       }),
     );
-    this.bindings = registry.list().map(bindingTool);
+    this.bindings = registry.list().map((tool) => bindingTool(tool, 'governanceMiddleware'));
   }
 
   /** True for a tool given to the middleware (the approval gate decides its calls). */
@@ -89,19 +90,4 @@ export class MiddlewareTools {
     }
     return { tool, original: hostTool };
   }
-}
-
-// The model binds these schemas; they never execute: the middleware runs every call.
-function bindingTool(tool: AnyGovernedTool): DynamicStructuredTool {
-  return new DynamicStructuredTool({
-    name: tool.name,
-    description: tool.description,
-    schema: tool.input as never,
-    func: async () => {
-      throw new VeridexError(
-        'config_invalid',
-        `"${tool.name}" runs only through governanceMiddleware.`,
-      );
-    },
-  });
 }

@@ -6,7 +6,6 @@ import {
   type ToolCall,
   type ToolMessage,
 } from '@langchain/core/messages';
-import { DynamicStructuredTool } from '@langchain/core/tools';
 import { Command, isCommand, type LangGraphRunnableConfig, Send } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import type { ApprovalManager } from '../approvals/index.js';
@@ -23,8 +22,8 @@ import {
   resolveRuntime,
 } from '../governance/index.js';
 import type { PolicyEngine } from '../policy/index.js';
+import { bindingTool } from '../tools/binding-tool.js';
 import {
-  type AnyGovernedTool,
   MemoryIdempotencyStore,
   type ToolRegistry,
   type ToolRunResult,
@@ -107,10 +106,13 @@ export class GovernedToolNode extends ToolNode {
   ) {
     const options = positional(tools, extra);
     const { registry, hosted } = classifyTools(options.tools ?? [], options);
-    super(registry.list().map(bindingTool), {
-      name: options.name ?? 'tools',
-      ...(options.tags ? { tags: options.tags } : {}),
-    });
+    super(
+      registry.list().map((tool) => bindingTool(tool, 'the governed tool node')),
+      {
+        name: options.name ?? 'tools',
+        ...(options.tags ? { tags: options.tags } : {}),
+      },
+    );
     this.runtime = resolveRuntime(options, registry);
     this.registry = this.runtime.registry;
     this.policy = this.runtime.policy;
@@ -308,20 +310,4 @@ function combineOutputs(outputs: Answer[], isArray: boolean): GovernedToolNodeOu
   }
   if (parent) combined.push(parent);
   return combined;
-}
-
-// The model binds these schemas (createReactAgent reads `node.tools`); they never execute:
-// every call goes through the governed pipeline above.
-function bindingTool(tool: AnyGovernedTool) {
-  return new DynamicStructuredTool({
-    name: tool.name,
-    description: tool.description,
-    schema: tool.input as never,
-    func: async () => {
-      throw new VeridexError(
-        'config_invalid',
-        `"${tool.name}" runs only through the governed tool node.`,
-      );
-    },
-  });
 }
