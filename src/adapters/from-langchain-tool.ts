@@ -3,29 +3,20 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { z } from 'zod';
 import { createGovernedTool } from '../tools/tool.js';
-import type { GovernedTool, SafetyClass, ToolDefinition } from '../tools/types.js';
+import type { GovernedTool } from '../tools/types.js';
 import {
   classWithAnnotations,
   IMPORTED_DESCRIPTION_LIMIT,
+  type ImportedGovernance,
   importedDescription,
   importJsonSchema,
   normalizeToolName,
 } from './imported-metadata.js';
 
 /** Options for {@link fromLangChainTool}: the governance the LangChain tool did not have. */
-export interface FromLangChainToolOptions
-  extends Partial<
-    Pick<
-      ToolDefinition<z.ZodType, z.ZodType>,
-      'idempotency' | 'approval' | 'retry' | 'timeoutMs' | 'sandbox' | 'annotations' | 'secrets'
-    >
-  > {
-  /** Required: how dangerous the tool is (annotations may raise it, never lower it). */
-  safetyClass: SafetyClass;
+export interface FromLangChainToolOptions extends ImportedGovernance {
   /** Name override (normalised like the original). */
   name?: string;
-  /** Description cap in characters (default 1024). */
-  maxDescriptionLength?: number;
 }
 
 /**

@@ -2,7 +2,26 @@ import { z } from 'zod';
 import { VeridexError } from '../errors/index.js';
 import { sanitizeOutput } from '../tools/sanitize-output.js';
 import { TOOL_NAME_PATTERN } from '../tools/tool.js';
-import { SAFETY_CLASSES, type SafetyClass, type ToolAnnotations } from '../tools/types.js';
+import {
+  SAFETY_CLASSES,
+  type SafetyClass,
+  type ToolAnnotations,
+  type ToolDefinition,
+} from '../tools/types.js';
+
+/** The governance an imported tool did not have, given when importing it. */
+export interface ImportedGovernance<Output extends z.ZodType = z.ZodType>
+  extends Partial<
+    Pick<
+      ToolDefinition<z.ZodType, Output>,
+      'idempotency' | 'approval' | 'retry' | 'timeoutMs' | 'sandbox' | 'annotations' | 'secrets'
+    >
+  > {
+  /** Required: how dangerous the tool is (annotations may raise it, never lower it). */
+  safetyClass: SafetyClass;
+  /** Description cap in characters (default {@link IMPORTED_DESCRIPTION_LIMIT}). */
+  maxDescriptionLength?: number;
+}
 
 /** Default cap on an imported tool's description (characters). */
 export const IMPORTED_DESCRIPTION_LIMIT = 1024;

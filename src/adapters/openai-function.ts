@@ -1,16 +1,11 @@
 import { z } from 'zod';
 import { VeridexError } from '../errors/index.js';
 import { createGovernedTool } from '../tools/tool.js';
-import type {
-  AnyGovernedTool,
-  GovernedTool,
-  SafetyClass,
-  ToolDefinition,
-  ToolExecuteArgs,
-} from '../tools/types.js';
+import type { AnyGovernedTool, GovernedTool, ToolExecuteArgs } from '../tools/types.js';
 import {
   classWithAnnotations,
   IMPORTED_DESCRIPTION_LIMIT,
+  type ImportedGovernance,
   importedDescription,
   importJsonSchema,
   normalizeToolName,
@@ -45,16 +40,9 @@ export function toOpenAIFunction(tool: AnyGovernedTool): OpenAITool {
 
 /** Options for {@link fromOpenAIFunction}. */
 export interface FromOpenAIFunctionOptions<Output extends z.ZodType>
-  extends Partial<
-    Pick<
-      ToolDefinition<z.ZodType, Output>,
-      'idempotency' | 'approval' | 'retry' | 'timeoutMs' | 'sandbox' | 'annotations' | 'secrets'
-    >
-  > {
-  safetyClass: SafetyClass;
+  extends ImportedGovernance<Output> {
   /** Output schema (default `z.string()`; other return values are then serialised as JSON). */
   output?: Output;
-  maxDescriptionLength?: number;
 }
 
 /**

@@ -3,27 +3,19 @@ import { z } from 'zod';
 import {
   classWithAnnotations,
   IMPORTED_DESCRIPTION_LIMIT,
+  type ImportedGovernance,
   importedDescription,
   importJsonSchema,
   normalizeToolName,
 } from '../adapters/imported-metadata.js';
 import { VeridexError } from '../errors/index.js';
 import { createGovernedTool } from '../tools/tool.js';
-import type { GovernedTool, SafetyClass, ToolDefinition } from '../tools/types.js';
+import type { GovernedTool } from '../tools/types.js';
 
 /** Options for {@link fromOpenAIAgentsTool}: the governance the SDK tool did not have. */
-export interface FromOpenAIAgentsToolOptions
-  extends Partial<
-    Pick<
-      ToolDefinition<z.ZodType, z.ZodType>,
-      'idempotency' | 'approval' | 'retry' | 'timeoutMs' | 'sandbox' | 'annotations' | 'secrets'
-    >
-  > {
-  /** Required: how dangerous the tool is (annotations may raise it, never lower it). */
-  safetyClass: SafetyClass;
+export interface FromOpenAIAgentsToolOptions extends ImportedGovernance {
   /** Name override (normalised like the original). */
   name?: string;
-  maxDescriptionLength?: number;
   /** The SDK run context the tool's `invoke` receives (default: an empty one). */
   context?: unknown;
 }
