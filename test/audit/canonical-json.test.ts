@@ -155,6 +155,20 @@ describe('canonicalJson (RFC 8785)', () => {
     );
   });
 
+  it('writes deep nesting, class instances and null-prototype objects like the reference', () => {
+    let deep: unknown = { leaf: ['x', 1] };
+    for (let level = 0; level < 200; level++)
+      deep = level % 2 ? [deep] : { [`k${level}`]: deep, a: level };
+    class Point {
+      y = 2;
+      x = 1;
+    }
+    const bare = Object.assign(Object.create(null), { b: 1, a: [new Point()] });
+    for (const value of [deep, new Point(), bare, { m: new Map([['a', 1]]) }]) {
+      expect(canonicalJson(value)).toBe(canonicalize(value));
+    }
+  });
+
   it('serialises objects with toJSON through it, like JSON.stringify', () => {
     const ref = { toJSON: () => '[REDACTED:KEY]' };
     expect(canonicalJson({ key: ref, n: 1 })).toBe('{"key":"[REDACTED:KEY]","n":1}');
