@@ -142,61 +142,11 @@ export function scanWords(
   found: CredentialSpan[],
   skip: readonly CredentialSpan[] = [],
 ): WordContext {
-  const context: WordContext = { aws: [], privateKey: [], key: [], twilio: [] };
-  let previous = '';
-  let previousEnd = -10;
-  let streakStart = -1;
-  let streakEnd = -1;
-  let streakWords = 0;
-  let gapOk = true;
-  let gapLength = 0;
-  let unclosedUntil = -1;
-  let twilioEnd = -1000;
-  const endStreak = () => {
-    if (streakWords >= MNEMONIC_MIN_WORDS) {
-      found.push({ start: streakStart, end: streakEnd, kind: 'bip39_mnemonic', rank: 2 });
-    }
-    streakWords = 0;
-  };
-  const visitSegment = (from: number, to: number, hash?: number) => {
-    const length = to - from;
-    const segment =
-      length < 3 || length > 10 || !isContextInitial(text.charCodeAt(from))
-        ? undefined
-        : lookup(CONTEXT_TABLE, text, from, to, hash);
-    if (segment === undefined) {
-      previous = '';
-    } else {
-      {
-        const adjacent = from - previousEnd <= 2;
-        if (
-          adjacent &&
-          ((segment === 'secret' && previous === 'aws') ||
-            (segment === 'access' && previous === 'secret'))
-        ) {
-          context.aws.push(to);
-        }
-        if (segment === 'twilio') twilioEnd = to;
-        else if (
-          ((segment === 'token' && adjacent && previous === 'auth') || segment === 'secret') &&
-          from - twilioEnd <= 40
-        ) {
-          context.twilio.push(to);
-        }
-        if (
-          PRIVATE_KEY_WORDS.has(segment) ||
-          (segment === 'key' && adjacent && PRIVATE_KEY_QUALIFIERS.has(previous))
-        ) {
-          context.privateKey.push(to);
-        }
-        if (segment === 'key' && !(adjacent && previous === 'public')) context.key.push(to);
-      }
-      previous = segment;
-    }
-    previousEnd = to;
-  };
+  const scan = new WordScan(text, found);
+  const { context } = scan;
   let index = 0;
   let nextSkip = 0;
+  let unclosedUntil = -1;
   // The first span found by another pass that ends after `index` (spans are sorted and do
   // not overlap); looked up again only once `index` reaches its start.
   let skipped = skip[0];
@@ -212,9 +162,9 @@ export function scanWords(
       // A credential found by another pass: treated exactly like the marker it will become.
       const kind = MARKER_CONTEXT[skipped.kind];
       if (kind) context[kind].push(skipped.end);
-      endStreak();
-      previous = '';
-      gapOk = false;
+      scan.endStreak();
+      scan.previous = '';
+      scan.gapOk = false;
       index = skipped.end;
       continue;
     }
@@ -226,32 +176,76 @@ export function scanWords(
       if (text.charCodeAt(close) === 93) {
         const kind = MARKER_CONTEXT[text.slice(index + 10, close)];
         if (kind) context[kind].push(close + 1);
-        endStreak();
-        previous = '';
+        scan.endStreak();
+        scan.previous = '';
         index = close + 1;
       } else {
         unclosedUntil = close;
         index++;
       }
-      gapOk = false;
+      scan.gapOk = false;
       continue;
     }
     if (code === 92 && has(text.charCodeAt(index + 1), LOWER)) {
       const escaped = text[index + 1];
       if (escaped === 'n' || escaped === 'r' || escaped === 't') {
         index += 2; // an escaped newline or tab separates words like a real one
-        gapLength += 2;
+        scan.gapLength += 2;
         continue;
       }
     }
     if (!has(code, LETTER)) {
-      if (!has(code, MNEMONIC_GAP | BACKSLASH)) gapOk = false;
-      gapLength++;
+      if (!has(code, MNEMONIC_GAP | BACKSLASH)) scan.gapOk = false;
+      scan.gapLength++;
       index++;
       continue;
     }
     // A word ends where a found credential starts, as it will at the marker that replaces it.
     const end = Math.min(runEnd(text, index, LETTER), skipped?.start ?? text.length);
+    scan.word(index, end);
+    index = end;
+  }
+  scan.endStreak();
+  return context;
+}
+
+/**
+ * The state of one {@link scanWords} pass. A class rather than closures, so a call (the audit
+ * log scrubs many short strings) allocates one object.
+ */
+class WordScan {
+  readonly text: string;
+  readonly found: CredentialSpan[];
+  readonly context: WordContext = { aws: [], privateKey: [], key: [], twilio: [] };
+  previous = '';
+  previousEnd = -10;
+  streakStart = -1;
+  streakEnd = -1;
+  streakWords = 0;
+  gapOk = true;
+  gapLength = 0;
+  twilioEnd = -1000;
+
+  constructor(text: string, found: CredentialSpan[]) {
+    this.text = text;
+    this.found = found;
+  }
+
+  endStreak(): void {
+    if (this.streakWords >= MNEMONIC_MIN_WORDS) {
+      this.found.push({
+        start: this.streakStart,
+        end: this.streakEnd,
+        kind: 'bip39_mnemonic',
+        rank: 2,
+      });
+    }
+    this.streakWords = 0;
+  }
+
+  /** A word of letters, `text[index, end)`: a mnemonic word, and its segments' context. */
+  word(index: number, end: number): void {
+    const { text } = this;
     const length = end - index;
     // A word with no capital after its first letter is one segment, and its folded hash
     // serves both word tables.
@@ -267,30 +261,65 @@ export function scanWords(
       oneSegment &&
       lookup(BIP39, text, index, end, hash) !== undefined
     ) {
-      if (streakWords > 0 && gapOk && gapLength <= 12) {
-        streakWords++;
+      if (this.streakWords > 0 && this.gapOk && this.gapLength <= 12) {
+        this.streakWords++;
       } else {
-        endStreak();
-        streakStart = index;
-        streakWords = 1;
+        this.endStreak();
+        this.streakStart = index;
+        this.streakWords = 1;
       }
-      streakEnd = end;
+      this.streakEnd = end;
     } else {
-      endStreak();
+      this.endStreak();
     }
     if (length < 3) {
       // No segment this short is a context word: what visiting its segments would do.
-      previous = '';
-      previousEnd = end;
+      this.previous = '';
+      this.previousEnd = end;
     } else if (oneSegment) {
-      visitSegment(index, end, length <= 10 ? hash : undefined);
+      this.segment(index, end, length <= 10 ? hash : undefined);
     } else {
-      forEachSegment(text, index, end, visitSegment);
+      forEachSegment(text, index, end, (from, to) => this.segment(from, to));
     }
-    gapOk = true;
-    gapLength = 0;
-    index = end;
+    this.gapOk = true;
+    this.gapLength = 0;
   }
-  endStreak();
-  return context;
+
+  segment(from: number, to: number, hash?: number): void {
+    const { text, context } = this;
+    const length = to - from;
+    const segment =
+      length < 3 || length > 10 || !isContextInitial(text.charCodeAt(from))
+        ? undefined
+        : lookup(CONTEXT_TABLE, text, from, to, hash);
+    if (segment === undefined) {
+      this.previous = '';
+    } else {
+      const previous = this.previous;
+      const adjacent = from - this.previousEnd <= 2;
+      if (
+        adjacent &&
+        ((segment === 'secret' && previous === 'aws') ||
+          (segment === 'access' && previous === 'secret'))
+      ) {
+        context.aws.push(to);
+      }
+      if (segment === 'twilio') this.twilioEnd = to;
+      else if (
+        ((segment === 'token' && adjacent && previous === 'auth') || segment === 'secret') &&
+        from - this.twilioEnd <= 40
+      ) {
+        context.twilio.push(to);
+      }
+      if (
+        PRIVATE_KEY_WORDS.has(segment) ||
+        (segment === 'key' && adjacent && PRIVATE_KEY_QUALIFIERS.has(previous))
+      ) {
+        context.privateKey.push(to);
+      }
+      if (segment === 'key' && !(adjacent && previous === 'public')) context.key.push(to);
+      this.previous = segment;
+    }
+    this.previousEnd = to;
+  }
 }

@@ -36,12 +36,16 @@ export function redactCredentials(text: string): CredentialRedaction {
   // they become, and records the context the second stage needs.
   const triggered: CredentialSpan[] = [];
   findTriggeredCredentials(text, triggered);
+  const others = merge(triggered);
   const assigned: CredentialSpan[] = [];
-  findAssignedSecrets(text, assigned, merge(triggered));
-  const standalone = merge([...triggered, ...assigned]);
+  findAssignedSecrets(text, assigned, others);
+  const standalone = assigned.length === 0 ? others : merge([...triggered, ...assigned]);
   const mnemonics: CredentialSpan[] = [];
   const words = scanWords(text, mnemonics, standalone);
-  const first = apply(text, merge([...standalone, ...mnemonics]));
+  const first = apply(
+    text,
+    mnemonics.length === 0 ? standalone : merge([...standalone, ...mnemonics]),
+  );
   // Stage 2, on the redacted text: shapes that need context. Context is measured from the
   // last context word, marker or redacted candidate of its kind, so that redacting (which
   // shortens the text) never brings a candidate into range: redacting twice changes nothing.
@@ -55,6 +59,7 @@ export function redactCredentials(text: string): CredentialRedaction {
 // Overlapping spans become their union, under the kind of the one that starts first (the
 // most specific on a tie), so nothing any rule matched survives.
 function merge(spans: CredentialSpan[]): CredentialSpan[] {
+  if (spans.length < 2) return spans; // nothing to order or join (the common case: none)
   const order = (a: CredentialSpan, b: CredentialSpan) =>
     a.start - b.start || a.rank - b.rank || b.end - a.end;
   let sorted = true;

@@ -1,3 +1,5 @@
+const NO_EDITS = new Int32Array(0);
+
 /**
  * Replacements of stretches of one text, applied at once into one flat string. Adversarial
  * text can call for an edit every few characters; an object per edit and two or three strings
@@ -7,12 +9,13 @@
  */
 export class TextEdits {
   // Typed arrays grown by doubling: one slot write per field and edit. Replacements are
-  // numbered in a small table (patterns reuse a handful of strings).
-  #at = new Int32Array(64);
-  #length = new Int32Array(64);
-  #replacementIndex = new Int32Array(64);
+  // numbered in a small table (patterns reuse a handful of strings). Allocated at the first
+  // edit: most texts need none, and three typed arrays cost more than scanning a short text.
+  #at = NO_EDITS;
+  #length = NO_EDITS;
+  #replacementIndex = NO_EDITS;
   readonly #replacements: string[] = [];
-  readonly #replacementIds = new Map<string, number>();
+  #replacementIds: Map<string, number> | undefined;
   #lastId = 0;
   #count = 0;
   #ordered = true;
@@ -29,6 +32,7 @@ export class TextEdits {
     if (count > 0 && this.#at[count - 1]! > at) this.#ordered = false;
     let id = this.#replacements[this.#lastId] === replacement ? this.#lastId : undefined;
     if (id === undefined) {
+      this.#replacementIds ??= new Map();
       id = this.#replacementIds.get(replacement);
       if (id === undefined) {
         id = this.#replacements.length;
@@ -45,7 +49,7 @@ export class TextEdits {
 
   #grow(): void {
     const grown = (from: Int32Array) => {
-      const to = new Int32Array(from.length * 2);
+      const to = new Int32Array(Math.max(64, from.length * 2));
       to.set(from);
       return to;
     };

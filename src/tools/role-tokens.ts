@@ -191,23 +191,8 @@ function markerClose(text: string, at: number): number {
 
 /** Rewrites role-impersonation text as described above; see the module comment. */
 export function neutraliseRoleTokens(text: string): RoleNeutralisation {
-  const edits = new TextEdits();
-  const rewrite = (at: number, length: number, replacement: string) =>
-    edits.add(at, length, replacement);
-  // Counted in a plain record (a map update per match showed in profiles); reported in the
-  // order first found.
-  const tally: Record<RolePatternName, number> = {
-    chat_template_token: 0,
-    instruction_marker: 0,
-    tool_tag: 0,
-    turn_header: 0,
-  };
-  const firstFound: RolePatternName[] = [];
-  const found = (name: RolePatternName) => {
-    if (tally[name]++ === 0) firstFound.push(name);
-  };
-
-  turnHeader(0);
+  const scan = new RoleScan(text);
+  scan.turnHeader(0);
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     // Only these code units can start a pattern (line breaks, "<", "[", "\\" and their
@@ -219,20 +204,57 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
     )
       continue;
     if (code === 10 || code === 13 || code === 0x2028 || code === 0x2029) {
-      turnHeader(index + 1);
+      scan.turnHeader(index + 1);
     } else if (code === 92) {
       const next = text.charCodeAt(index + 1);
-      if (next === 110 || next === 114) turnHeader(index + 2); // \n, \r in JSON text
+      if (next === 110 || next === 114) scan.turnHeader(index + 2); // \n, \r in JSON text
       const open = opener(text, index);
-      if (open > 0) chatToken(index, open) || tag(index, open);
+      if (open > 0) scan.chatToken(index, open) || scan.tag(index, open);
     } else if (code === 60 || code === 0xff1c || code === 0xfe64) {
-      chatToken(index, 1) || tag(index, 1) || sysMarker(index);
+      scan.chatToken(index, 1) || scan.tag(index, 1) || scan.sysMarker(index);
     } else if (code === 91 || code === 0xff3b) {
-      instructionMarker(index);
+      scan.instructionMarker(index);
     }
   }
+  return scan.result();
+}
 
-  function chatToken(at: number, open: number): boolean {
+/**
+ * One neutralising pass: the edits so far and what was found. A class rather than closures in
+ * `neutraliseRoleTokens`, so a call allocates one object however many patterns it checks.
+ */
+class RoleScan {
+  readonly text: string;
+  readonly #edits = new TextEdits();
+  // Counted in a plain record (a map update per match showed in profiles); reported in the
+  // order first found.
+  readonly #tally: Record<RolePatternName, number> = {
+    chat_template_token: 0,
+    instruction_marker: 0,
+    tool_tag: 0,
+    turn_header: 0,
+  };
+  readonly #firstFound: RolePatternName[] = [];
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  result(): RoleNeutralisation {
+    const counts = new Map(this.#firstFound.map((name) => [name, this.#tally[name]] as const));
+    return { text: this.#edits.apply(this.text), counts };
+  }
+
+  #rewrite(at: number, length: number, replacement: string): void {
+    this.#edits.add(at, length, replacement);
+  }
+
+  #found(name: RolePatternName): void {
+    if (this.#tally[name]++ === 0) this.#firstFound.push(name);
+  }
+
+  chatToken(at: number, open: number): boolean {
+    const { text } = this;
     if (!isPipe(text.charCodeAt(at + open))) return false;
     const bodyStart = at + open + 1;
     for (let index = bodyStart; index < text.length && index <= bodyStart + 64; index++) {
@@ -240,9 +262,9 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
       if (isPipe(code) && index > bodyStart) {
         const close = closer(text, index + 1);
         if (close > 0) {
-          rewrite(at, open, '&lt;');
-          rewrite(index + 1, close, '&gt;');
-          found('chat_template_token');
+          this.#rewrite(at, open, '&lt;');
+          this.#rewrite(index + 1, close, '&gt;');
+          this.#found('chat_template_token');
           return true;
         }
       }
@@ -260,7 +282,8 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
     return false;
   }
 
-  function tag(at: number, open: number): boolean {
+  tag(at: number, open: number): boolean {
+    const { text } = this;
     let index = at + open;
     if (text.charCodeAt(index) === 47) index++;
     while (
@@ -276,21 +299,22 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
       index++;
     }
     if (index - nameStart < 4 || !isTagName(text, nameStart, index)) return false;
-    rewrite(at, open, '&lt;');
+    this.#rewrite(at, open, '&lt;');
     // The tag's own ">" within 200 characters, unless another tag opens first.
     for (let end = index; end < text.length && end <= index + 200; end++) {
       const close = closer(text, end);
       if (close > 0) {
-        rewrite(end, close, '&gt;');
+        this.#rewrite(end, close, '&gt;');
         break;
       }
       if (opener(text, end) > 0) break;
     }
-    found('tool_tag');
+    this.#found('tool_tag');
     return true;
   }
 
-  function sysMarker(at: number): boolean {
+  sysMarker(at: number): boolean {
+    const { text } = this;
     if (text.charCodeAt(at + 1) !== 60) return false;
     const length = startsFolded(text, at, at + 7, '<<sys>>')
       ? 7
@@ -298,23 +322,24 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
         ? 8
         : 0;
     if (length === 0) return false;
-    rewrite(at, 1, '&lt;');
-    rewrite(at + 1, 1, '&lt;');
-    rewrite(at + length - 2, 1, '&gt;');
-    rewrite(at + length - 1, 1, '&gt;');
-    found('instruction_marker');
+    this.#rewrite(at, 1, '&lt;');
+    this.#rewrite(at + 1, 1, '&lt;');
+    this.#rewrite(at + length - 2, 1, '&gt;');
+    this.#rewrite(at + length - 1, 1, '&gt;');
+    this.#found('instruction_marker');
     return true;
   }
 
-  function instructionMarker(at: number): void {
-    const close = markerClose(text, at);
+  instructionMarker(at: number): void {
+    const close = markerClose(this.text, at);
     if (close < 0) return;
-    rewrite(at, 1, '(');
-    rewrite(close, 1, ')');
-    found('instruction_marker');
+    this.#rewrite(at, 1, '(');
+    this.#rewrite(close, 1, ')');
+    this.#found('instruction_marker');
   }
 
-  function turnHeader(start: number): void {
+  turnHeader(start: number): void {
+    const { text } = this;
     let index = start;
     let code = text.charCodeAt(index);
     while (code === 32 || code === 9) code = text.charCodeAt(++index);
@@ -347,12 +372,9 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
     code = text.charCodeAt(index);
     while (code === 32 || code === 9) code = text.charCodeAt(++index);
     if (code !== 58 && code !== 0xff1a) return; // : or ：
-    rewrite(insertAt, 0, '(quoted) ');
-    found('turn_header');
+    this.#rewrite(insertAt, 0, '(quoted) ');
+    this.#found('turn_header');
   }
-
-  const counts = new Map(firstFound.map((name) => [name, tally[name]] as const));
-  return { text: edits.apply(text), counts };
 }
 
 // Look-alike letters a role word may be spelt with (Cyrillic, Greek, Armenian, Latin

@@ -82,26 +82,39 @@ function toText(
 ): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
-  const cleanStrings = (item: unknown, depth: number): unknown => {
-    if (typeof item === 'string')
-      return JSON_ESCAPED.test(item) ? clean(item, scrubber, findings) : item;
-    if (typeof item === 'bigint') return item.toString();
-    if (typeof item !== 'object' || item === null || depth > 64) return item;
-    if (typeof (item as { toJSON?: unknown }).toJSON === 'function')
-      return cleanStrings((item as { toJSON(): unknown }).toJSON(), depth + 1);
-    if (Array.isArray(item)) return item.map((child) => cleanStrings(child, depth + 1));
-    const result: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(item)) {
-      const cleanKey = JSON_ESCAPED.test(key) ? clean(key, scrubber, findings) : key;
-      result[cleanKey] = cleanStrings(child, depth + 1);
-    }
-    return result;
-  };
   try {
-    return JSON.stringify(cleanStrings(value, 0)) ?? String(value);
+    return JSON.stringify(cleanStrings(value, 0, scrubber, findings)) ?? String(value);
   } catch {
     return String(value);
   }
+}
+
+function cleanStrings(
+  item: unknown,
+  depth: number,
+  scrubber: SecretScrubber | undefined,
+  findings: SanitizerFinding[],
+): unknown {
+  if (typeof item === 'string')
+    return JSON_ESCAPED.test(item) ? clean(item, scrubber, findings) : item;
+  if (typeof item === 'bigint') return item.toString();
+  if (typeof item !== 'object' || item === null || depth > 64) return item;
+  if (typeof (item as { toJSON?: unknown }).toJSON === 'function')
+    return cleanStrings((item as { toJSON(): unknown }).toJSON(), depth + 1, scrubber, findings);
+  if (Array.isArray(item)) {
+    return item.map((child) => cleanStrings(child, depth + 1, scrubber, findings));
+  }
+  const result: Record<string, unknown> = {};
+  for (const key of Object.keys(item)) {
+    const cleanKey = JSON_ESCAPED.test(key) ? clean(key, scrubber, findings) : key;
+    result[cleanKey] = cleanStrings(
+      (item as Record<string, unknown>)[key],
+      depth + 1,
+      scrubber,
+      findings,
+    );
+  }
+  return result;
 }
 
 function clean(
