@@ -130,7 +130,7 @@ export class AuditLog {
     const threadId = inputs[0]?.threadId;
     if (threadId === undefined) return [];
     // Secrets registered by other processes on this database, and ours for them.
-    await this.scrubber.refresh();
+    if (this.scrubber.shared) await this.scrubber.refresh();
     const timestamp = this.#now().toISOString();
     const drafts: ChainableEvent[] = inputs.map((input) => {
       if (input.threadId !== threadId) {

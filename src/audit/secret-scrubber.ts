@@ -107,6 +107,11 @@ export class SecretScrubber {
     });
   }
 
+  /** Whether a fingerprint store is attached, i.e. whether {@link refresh} has anything to do. */
+  get shared(): boolean {
+    return this.#attachments.length > 0;
+  }
+
   /**
    * Stores the fingerprints of secrets registered since the last call and loads the ones other
    * processes stored, for every attached store. `AuditLog` calls it before each append.
@@ -147,7 +152,9 @@ export class SecretScrubber {
 
   /** Scrubs one string: {@link scrubSecrets}, then `redactCredentials`; see {@link scrub}. */
   scrubText(text: string, report?: ScrubReport): string {
-    const redaction = redactCleanMemo(this.scrubSecrets(text, report));
+    const withoutSecrets = this.scrubSecrets(text, report);
+    if (cleanTexts.has(withoutSecrets)) return withoutSecrets;
+    const redaction = redactCleanMemo(withoutSecrets);
     if (report) {
       for (const kind of redaction.kinds) {
         if (!report.credentials.includes(kind)) report.credentials.push(kind);
@@ -158,9 +165,7 @@ export class SecretScrubber {
 
   /** Replaces the registered secrets only (raw, URL- or base64-encoded) by `[REDACTED:NAME]`. */
   scrubSecrets(text: string, report?: ScrubReport): string {
-    if (this.#values.size === 0 && !this.#attachments.some((item) => item.matcher?.size)) {
-      return text;
-    }
+    if (this.#values.size === 0 && !this.#hasRemoteTargets()) return text;
     const spans: SecretSpan[] = [];
     const matchers = [this.#local, ...this.#attachments.flatMap((item) => item.matcher ?? [])];
     for (const matcher of matchers) matcher.find(text, spans);
@@ -179,6 +184,11 @@ export class SecretScrubber {
     return spans.length > 0 ? replaceSpans(text, spans, report) : text;
   }
 
+  #hasRemoteTargets(): boolean {
+    for (const attachment of this.#attachments) if (attachment.matcher?.size) return true;
+    return false;
+  }
+
   /**
    * Returns a deep copy of `value` with every string (object keys included) scrubbed.
    * Pass `report` to learn what was removed.
@@ -195,8 +205,11 @@ export class SecretScrubber {
       return this.#walk((value as { toJSON(): unknown }).toJSON(), report);
     }
     const result: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) {
-      result[this.scrubText(key, report)] = this.#walk(child, report);
+    for (const key of Object.keys(value)) {
+      result[this.scrubText(key, report)] = this.#walk(
+        (value as Record<string, unknown>)[key],
+        report,
+      );
     }
     return result;
   }
