@@ -1,5 +1,7 @@
-import { contentHash, sha256Hex } from '../audit/sha256.js';
-import { jsonSchemaOf } from './json-schema.js';
+import { canonicalJson } from '../audit/canonical-json.js';
+import { sha256Hex } from '../audit/sha256.js';
+import { VeridexError } from '../errors/index.js';
+import { canonicalJsonSchemaOf } from './json-schema.js';
 import { toJsonSafe } from './tool-call-io.js';
 import type { AnyGovernedTool } from './types.js';
 
@@ -35,9 +37,23 @@ export function idempotencyKeyFor(parts: IdempotencyKeyParts): string {
  * changing an argument, the input schema or the tool does not.
  */
 export function callFingerprint(tool: AnyGovernedTool, input: unknown): string {
-  return contentHash({
-    tool: tool.name,
-    inputSchema: jsonSchemaOf(tool.input, 'input'),
-    arguments: toJsonSafe(input),
-  });
+  // canonicalJson({ arguments, inputSchema, tool }), written from its parts: the schema's
+  // canonical text is cached per schema, so a call hashes it without canonicalising it again.
+  return sha256Hex(
+    `{"arguments":${canonicalArguments(input)},"inputSchema":${canonicalJsonSchemaOf(tool.input, 'input')},"tool":${canonicalJson(tool.name)}}`,
+  );
+}
+
+// The canonical JSON of `toJsonSafe(input)`. JSON data (what a zod schema usually produces) is
+// already in that form; anything canonicalJson refuses (a bigint, a Date, NaN, an undefined
+// array element) goes through toJsonSafe as before.
+function canonicalArguments(input: unknown): string {
+  if (input !== undefined) {
+    try {
+      return canonicalJson(input);
+    } catch (error) {
+      if (!VeridexError.is(error, 'canonical_json_invalid')) throw error;
+    }
+  }
+  return canonicalJson(toJsonSafe(input));
 }
