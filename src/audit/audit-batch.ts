@@ -1,9 +1,12 @@
 import type { AppendEventInput, AuditLog } from './audit-log.js';
 import type { TraceEvent } from './trace-event.js';
 
-/** Anything events can be appended to: an {@link AuditLog}, or an {@link AuditBatch} of one. */
+/**
+ * Anything events can be appended to: an {@link AuditLog}, or an {@link AuditBatch} of one.
+ * `append` returns a promise to await when it writes, nothing when it only queues.
+ */
 export interface AuditSink {
-  append(input: AppendEventInput): Promise<unknown>;
+  append(input: AppendEventInput): Promise<unknown> | undefined;
 }
 
 /**
@@ -24,7 +27,7 @@ export class AuditBatch implements AuditSink {
   }
 
   /** Queues the event; it is stored by the next {@link flush}. */
-  async append(input: AppendEventInput): Promise<void> {
+  append(input: AppendEventInput): undefined {
     this.#pending.push(input);
   }
 

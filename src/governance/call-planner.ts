@@ -5,7 +5,7 @@ import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
 import { buildToolProposal, type PolicyEngine, type ToolProposal } from '../policy/index.js';
 import type { AnyGovernedTool, ToolRegistry } from '../tools/index.js';
 import { summarizeIssues } from '../tools/summarize-issues.js';
-import { parseWith, toArguments } from '../tools/tool-call-io.js';
+import { parseSync, toArguments } from '../tools/tool-call-io.js';
 import { ToolRunReport } from '../tools/tool-run-report.js';
 
 /** Everything the planner needs about the call's surroundings. */
@@ -42,6 +42,8 @@ export interface PendingPlan {
   call: ToolCall;
   tool: AnyGovernedTool;
   proposal: ToolProposal;
+  /** The proposal's arguments as the tool's input schema parsed them. */
+  input: unknown;
   request: ApprovalRequest;
   revision: number;
 }
@@ -52,7 +54,15 @@ export interface AllowedPlan {
   call: ToolCall;
   tool: AnyGovernedTool;
   proposal: ToolProposal;
+  /** The proposal's arguments as the tool's input schema parsed them: what the tool receives. */
+  input: unknown;
   approvedBy: string[];
+}
+
+/** Arguments that passed the tool's input schema: as proposed, and as parsed. */
+interface ValidArguments {
+  args: Record<string, unknown>;
+  input: unknown;
 }
 
 /** Where one tool call stands after pins, validation, policy and approvals. */
@@ -78,7 +88,7 @@ export async function planCall(
   if (!tool) {
     // ToolNode's wording, word for word: code written against ToolNode matches on it.
     const message = `Tool "${call.name}" not found.`;
-    await context.events.append({
+    context.events.append({
       threadId: context.threadId,
       runId: context.runId,
       turnIndex: context.turnIndex,
@@ -90,22 +100,21 @@ export async function planCall(
   }
   const pinProblem = context.registry.check(tool);
   if (pinProblem) return reportFailure(call, tool, context, pinProblem);
-  const args = toArguments(call.args);
-  const checked = await validateArguments(call, tool, args, context);
-  if (checked) return checked;
-  return planProposal(call, tool, args as Record<string, unknown>, 0, context);
+  const checked = await validateArguments(call, tool, toArguments(call.args), context);
+  if (checked.kind === 'failed') return checked;
+  return planProposal(call, tool, checked, 0, context);
 }
 
 /** Brings a pending plan up to date with its request (decisions, expiry, edits). */
 export async function refreshPlan(plan: PendingPlan, context: PlanContext): Promise<CallPlan> {
   const request = await context.approvals.require(plan.request.id);
-  return fromRequest(plan.call, plan.tool, plan.proposal, request, plan.revision, context);
+  return fromRequest(plan, request, context);
 }
 
 async function planProposal(
   call: ToolCall,
   tool: AnyGovernedTool,
-  args: Record<string, unknown>,
+  { args, input }: ValidArguments,
   revision: number,
   context: PlanContext,
   editors: readonly string[] = [],
@@ -118,7 +127,7 @@ async function planProposal(
     toolCallId: call.id ?? '',
     proposer: context.proposer,
   });
-  await context.events.append({
+  context.events.append({
     threadId: context.threadId,
     runId: context.runId,
     turnIndex: context.turnIndex,
@@ -139,7 +148,7 @@ async function planProposal(
   });
   const decision = await context.policy.evaluate(proposal, { audit: context.events });
   if (decision.verdict === 'allow')
-    return { kind: 'allowed', call, tool, proposal, approvedBy: [] };
+    return { kind: 'allowed', call, tool, proposal, input, approvedBy: [] };
   if (decision.verdict === 'deny') {
     return {
       kind: 'failed',
@@ -183,17 +192,15 @@ async function planProposal(
       message: `The arguments of "${tool.name}" changed after approval ${request.id} was requested; the call was not executed. Propose it again.`,
     };
   }
-  return fromRequest(call, tool, proposal, request, revision, context);
+  return fromRequest({ call, tool, proposal, input, revision }, request, context);
 }
 
 async function fromRequest(
-  call: ToolCall,
-  tool: AnyGovernedTool,
-  proposal: ToolProposal,
+  plan: Pick<PendingPlan, 'call' | 'tool' | 'proposal' | 'input' | 'revision'>,
   request: ApprovalRequest,
-  revision: number,
   context: PlanContext,
 ): Promise<CallPlan> {
+  const { call, tool, proposal, input, revision } = plan;
   switch (request.status) {
     case 'approved':
       return {
@@ -201,12 +208,13 @@ async function fromRequest(
         call,
         tool,
         proposal,
+        input,
         approvedBy: request.decisions
           .filter((d) => d.decision === 'approve')
           .map((d) => d.approver),
       };
     case 'pending':
-      return { kind: 'pending', call, tool, proposal, request, revision };
+      return { kind: 'pending', call, tool, proposal, input, request, revision };
     case 'rejected': {
       const rejection = request.decisions.find((d) => d.decision === 'reject');
       return {
@@ -227,10 +235,10 @@ async function fromRequest(
       const edit = request.decisions.findLast((d) => d.decision === 'edit');
       const edited = edit?.editedArgs ?? {};
       const checked = await validateArguments(call, tool, edited, context);
-      if (checked) return checked;
+      if (checked.kind === 'failed') return checked;
       // The edited call is a new proposal: re-hashed, re-evaluated, maybe re-approved — and
       // whoever edited it (like everyone who proposed the earlier version) cannot approve it.
-      return planProposal(call, tool, edited, revision + 1, context, [
+      return planProposal(call, tool, checked, revision + 1, context, [
         ...request.proposers,
         ...(edit ? [edit.approver] : []),
       ]);
@@ -243,9 +251,11 @@ async function validateArguments(
   tool: AnyGovernedTool,
   args: unknown,
   context: PlanContext,
-): Promise<FailedPlan | undefined> {
-  const parsed = await parseWith(tool.input, args);
-  if (parsed.success) return undefined;
+): Promise<FailedPlan | ({ kind: 'valid' } & ValidArguments)> {
+  const parsed = parseSync(tool.input, args) ?? (await tool.input.safeParseAsync(args));
+  // What passes an object schema is an object: the proposal hashes it as the model sent it.
+  if (parsed.success)
+    return { kind: 'valid', args: args as Record<string, unknown>, input: parsed.data };
   const error = new VeridexError(
     'input_invalid',
     `Invalid arguments for tool "${tool.name}": ${summarizeIssues(parsed.error.issues)}. Fix the arguments and call the tool again.`,

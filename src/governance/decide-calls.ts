@@ -118,6 +118,7 @@ export function executePlan(
     ...(runtime.maxOutputBytes ? { maxOutputBytes: runtime.maxOutputBytes } : {}),
     ...(scope.signal ? { signal: scope.signal } : {}),
     ...(scope.runtimeFor ? { runtime: scope.runtimeFor(plan.call) } : {}),
+    validated: { input: plan.input },
   });
 }
 

@@ -81,7 +81,9 @@ export class PolicyEngine implements ProposalEvaluator {
       if (rule.appliesTo && !rule.appliesTo.includes(proposal.kind)) continue;
       let result: RuleResult | undefined;
       try {
-        result = await rule.evaluate({ proposal, now });
+        // Most rules decide synchronously: their result is used without a promise turn.
+        const returned = rule.evaluate({ proposal, now });
+        result = returned instanceof Promise ? await returned : returned;
       } catch (error) {
         // A rule that cannot reach its database has no verdict, and a denial stored as the
         // call's answer would outlive the outage (an approved payment checkpointed as denied).
@@ -115,13 +117,14 @@ export class PolicyEngine implements ProposalEvaluator {
     const decision: PolicyDecision = decided
       ? { ...decided.result, ruleId: decided.rule.id, ruleName: decided.rule.name, evaluations }
       : { verdict: 'allow', ...DEFAULT_ALLOW, evaluations };
-    await audit?.append({
+    const appended = audit?.append({
       threadId: proposal.threadId,
       runId: proposal.runId,
       eventId: deriveEventId(proposal.threadId, 'policy_decision', proposal.hash),
       type: 'policy_decision',
       ...verbatimDigests(describeDecision(proposal, decision), ['proposalHash']),
     });
+    if (appended) await appended; // an AuditBatch queues synchronously
     return decision;
   }
 }

@@ -59,6 +59,11 @@ export interface ExecuteToolOptions {
   atMostOnce?: boolean;
   /** The LangGraph runtime handed to the tool (in-process sandboxes only). */
   runtime?: ToolRuntime;
+  /**
+   * The arguments as the governance planner parsed them with `tool.input` moments before: the
+   * tool receives `validated.input` without a second parse.
+   */
+  validated?: { input: unknown };
 }
 
 /** What identifies a run-tool outcome. */

@@ -11,7 +11,7 @@ import type { IdempotencyStore, ReserveOutcome } from './idempotency-store.js';
 import { reserveOrWait } from './reserve-key.js';
 import { sanitizeOutput } from './sanitize-output.js';
 import { summarizeIssues } from './summarize-issues.js';
-import { parseWith, splitArtifact, toArguments } from './tool-call-io.js';
+import { parseSync, splitArtifact, toArguments } from './tool-call-io.js';
 import { ToolRunReport } from './tool-run-report.js';
 import type { AnyGovernedTool, ToolCallContext } from './types.js';
 
@@ -69,20 +69,25 @@ export async function executeTool(
     return report.fail(pinProblem);
   }
 
-  // 2. Arguments, validated before anything runs.
-  const parsed = await parseWith(tool.input, toArguments(rawArguments));
-  if (!parsed.success) {
-    report.ensureCallId();
-    const summary = summarizeIssues(parsed.error.issues);
-    return report.fail(
-      new VeridexError(
-        'input_invalid',
-        `Invalid arguments for tool "${tool.name}": ${summary}. Fix the arguments and call the tool again.`,
-        { details: { tool: tool.name, issues: parsed.error.issues.length } },
-      ),
-    );
+  // 2. Arguments, validated before anything runs (by the planner, or here).
+  let input: unknown;
+  if (options.validated) input = options.validated.input;
+  else {
+    const raw = toArguments(rawArguments);
+    const parsed = parseSync(tool.input, raw) ?? (await tool.input.safeParseAsync(raw));
+    if (!parsed.success) {
+      report.ensureCallId();
+      const summary = summarizeIssues(parsed.error.issues);
+      return report.fail(
+        new VeridexError(
+          'input_invalid',
+          `Invalid arguments for tool "${tool.name}": ${summary}. Fix the arguments and call the tool again.`,
+          { details: { tool: tool.name, issues: parsed.error.issues.length } },
+        ),
+      );
+    }
+    input = parsed.data;
   }
-  const input = parsed.data;
 
   // 3. Identity: deterministic for idempotent tools, so a re-run gets the same key.
   // `atMostOnce` gives any tool the reserve/commit discipline (the governed tool node uses it so
@@ -221,7 +226,7 @@ async function storedOutput(
   { ok: true; stored: StoredSuccess; fresh: StoredSuccess } | { ok: false; error: VeridexError }
 > {
   const { llmOutput, artifact, hasArtifact } = splitArtifact(value);
-  const output = await parseWith(tool.output, llmOutput);
+  const output = parseSync(tool.output, llmOutput) ?? (await tool.output.safeParseAsync(llmOutput));
   if (!output.success) {
     const error = new VeridexError(
       'output_invalid',

@@ -1,16 +1,18 @@
 import type { z } from 'zod';
 
-/** Parses with `schema`, falling back to async parsing for schemas with async refinements. */
-export async function parseWith<T extends z.ZodType>(
+/**
+ * Parses with `schema` synchronously, or returns `undefined` for a schema with async
+ * refinements (then use `schema.safeParseAsync`): `parseSync(schema, value) ??
+ * (await schema.safeParseAsync(value))`. Spares the common, synchronous case a promise.
+ */
+export function parseSync<T extends z.ZodType>(
   schema: T,
   value: unknown,
-): Promise<z.ZodSafeParseResult<z.output<T>>> {
+): z.ZodSafeParseResult<z.output<T>> | undefined {
   try {
     return schema.safeParse(value);
   } catch (error) {
-    if (error instanceof Error && /async|Promise/i.test(error.message)) {
-      return schema.safeParseAsync(value);
-    }
+    if (error instanceof Error && /async|Promise/i.test(error.message)) return undefined;
     throw error;
   }
 }

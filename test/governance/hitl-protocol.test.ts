@@ -45,7 +45,16 @@ async function pendingPlans(): Promise<PendingPlan[]> {
         reason: 'financial',
         evaluations: [],
       } as never);
-      return { kind: 'pending', call, tool: pay, proposal, request, revision: 0 } as PendingPlan;
+      const input = call.args;
+      return {
+        kind: 'pending',
+        call,
+        tool: pay,
+        proposal,
+        input,
+        request,
+        revision: 0,
+      } as PendingPlan;
     }),
   );
 }
