@@ -55,54 +55,67 @@ export async function executeAttempts(run: AttemptsInput): Promise<AttemptsOutco
 async function attemptOnce(run: AttemptsInput): Promise<unknown> {
   const { tool, sandbox } = run;
   const scope = new ExecutionScope(tool.name);
-  const declared = tool.secrets ?? [];
+  const declared = tool.secrets ?? NONE_DECLARED;
   const secrets = run.secrets
     ? run.secrets.forExecution(tool.name, declared, scope)
     : noSecrets(tool.name, declared, scope);
-  const controller = new AbortController();
   const outer = run.signal;
+  const timeoutMs = tool.timeoutMs;
+  // The attempt's signal: the caller's own when there is no timeout; otherwise (or when the
+  // caller gave none) a controller of the attempt, which the caller's abort is forwarded to.
+  const controller = timeoutMs === undefined && outer ? undefined : new AbortController();
+  const signal = controller ? controller.signal : (outer as AbortSignal);
   const request = {
     tool,
     input: run.input,
     secrets,
     idempotencyKey: run.idempotencyKey,
-    signal: controller.signal,
+    signal,
     context: run.context,
     onViolation: run.onViolation,
     ...(run.runtime ? { runtime: run.runtime } : {}),
   };
-  if (tool.timeoutMs === undefined && outer === undefined) {
+  // A secret is revealed only inside the scope of the execution it was handed to; a tool that
+  // declares none gets none, so it needs no scope to enter.
+  const start = (): Promise<unknown> =>
+    declared.length > 0 ? runInScope(scope, () => sandbox.run(request)) : sandbox.run(request);
+  if (timeoutMs === undefined && outer === undefined) {
     try {
-      return await runInScope(scope, () => sandbox.run(request));
+      return await start();
     } finally {
       scope.close();
     }
   }
-  const forward = (): void => controller.abort(outer?.reason);
-  if (outer?.aborted) forward();
-  outer?.addEventListener('abort', forward, { once: true });
+  const forward = controller && outer ? () => controller.abort(outer.reason) : undefined;
+  if (forward) {
+    if (outer!.aborted) forward();
+    else outer!.addEventListener('abort', forward, { once: true });
+  }
   const timer =
-    tool.timeoutMs === undefined
+    timeoutMs === undefined
       ? undefined
-      : setTimeout(
-          () => controller.abort(timeoutError(tool.name, tool.timeoutMs!)),
-          tool.timeoutMs,
-        );
+      : setTimeout(() => controller!.abort(timeoutError(tool.name, timeoutMs)), timeoutMs);
   // Racing the abort means a tool that ignores its signal still ends the call on time.
+  let fire: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
-    const fire = () => reject(controller.signal.reason);
-    if (controller.signal.aborted) fire();
-    else controller.signal.addEventListener('abort', fire, { once: true });
+    fire = () => reject(signal.reason);
+    if (signal.aborted) fire();
+    else signal.addEventListener('abort', fire, { once: true });
   });
   stopped.catch(() => undefined);
   try {
-    return await Promise.race([runInScope(scope, () => sandbox.run(request)), stopped]);
+    return await Promise.race([start(), stopped]);
   } finally {
     clearTimeout(timer);
-    outer?.removeEventListener('abort', forward);
+    // The caller's signal outlives the attempt (LangGraph's lasts the whole run): nothing of
+    // this attempt may stay registered on it.
+    if (forward) outer!.removeEventListener('abort', forward);
+    signal.removeEventListener('abort', fire!);
     scope.close();
   }
 }
+
+const NONE_DECLARED: readonly string[] = Object.freeze([]);
 
 function timeoutError(name: string, timeoutMs: number): VeridexError {
   return new VeridexError(

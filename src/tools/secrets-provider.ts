@@ -73,13 +73,15 @@ export class SecretsProvider {
   }
 }
 
+const NO_VALUES: ReadonlyMap<string, string> = new Map();
+
 /** A secrets view for a tool run without a provider: every `get` fails with `secret_not_found`. */
 export function noSecrets(
   toolName: string,
   declared: readonly string[],
   scope: ExecutionScope,
 ): ToolSecrets {
-  return secretsView(toolName, declared, new Map(), scope);
+  return secretsView(toolName, declared, NO_VALUES, scope);
 }
 
 function secretsView(
