@@ -143,8 +143,10 @@ export class AuditLog {
         turnIndex: input.turnIndex ?? 0,
         type: input.type,
         timestamp,
+        // The scrubbed copy is fresh: the verbatim fields are assigned into it (a merged
+        // spread would be an object V8 reads several times slower when hashing it).
         payload: input.verbatim
-          ? { ...this.scrubber.scrub(input.payload), ...input.verbatim }
+          ? Object.assign(this.scrubber.scrub(input.payload), input.verbatim)
           : this.scrubber.scrub(input.payload),
       };
     });

@@ -69,6 +69,16 @@ const PLAIN_MAX_DEPTH = 64;
 // surrogate somewhere (rejected); every other string is written as `"${text}"`.
 const NEEDS_ESCAPING = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/**
+ * The canonical JSON of one string (what `canonicalJson(text)` returns), without the general
+ * dispatch: for hashing fixed envelopes field by field.
+ * @throws VeridexError `canonical_json_invalid` for a lone surrogate.
+ */
+export function canonicalString(text: string): string {
+  if (!NEEDS_ESCAPING.test(text)) return `"${text}"`;
+  return canonicalJson(text);
+}
+
 function plainString(text: string): string {
   if (!NEEDS_ESCAPING.test(text)) return `"${text}"`;
   if (!isWellFormed(text)) throw FALLBACK;

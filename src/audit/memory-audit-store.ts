@@ -1,5 +1,10 @@
 import type { AuditStore, ChainableEvent } from './audit-store.js';
-import { GENESIS_HASH, type TraceEvent, type UnhashedTraceEvent } from './trace-event.js';
+import {
+  GENESIS_HASH,
+  linkEvent,
+  type TraceEvent,
+  type UnhashedTraceEvent,
+} from './trace-event.js';
 
 /** An {@link AuditStore} in process memory: for tests and quick starts. Lost on exit. */
 export class MemoryAuditStore implements AuditStore {
@@ -23,11 +28,7 @@ export class MemoryAuditStore implements AuditStore {
         result.push(existing);
         continue;
       }
-      const event = {
-        ...draft,
-        previousEventHash: chain.events.at(-1)?.hash ?? GENESIS_HASH,
-      } as TraceEvent;
-      event.hash = hash(event);
+      const event = linkEvent(draft, threadId, chain.events.at(-1)?.hash ?? GENESIS_HASH, hash);
       chain.events.push(event);
       chain.byId.set(event.eventId, event);
       result.push(event);

@@ -9,6 +9,7 @@ import {
 } from './sql.js';
 import {
   GENESIS_HASH,
+  linkEvent,
   type TraceEvent,
   type TraceEventType,
   type UnhashedTraceEvent,
@@ -91,7 +92,7 @@ export class PostgresAuditStore implements AuditStore {
       );
       let seq = BigInt(head.seq);
       let previousEventHash = head.hash;
-      const fresh: Array<TraceEvent & { seq: bigint; payloadJson: string }> = [];
+      const fresh: Array<{ event: TraceEvent; seq: bigint; payloadJson: string }> = [];
       const result: TraceEvent[] = [];
       for (const draft of events) {
         const existing = known.get(draft.eventId);
@@ -99,26 +100,25 @@ export class PostgresAuditStore implements AuditStore {
           result.push(existing);
           continue;
         }
-        const linked = { ...draft, threadId, previousEventHash };
-        const event: TraceEvent = { ...linked, hash: hash(linked) };
+        const event = linkEvent(draft, threadId, previousEventHash, hash);
         seq += 1n;
         previousEventHash = event.hash;
-        fresh.push({ ...event, seq, payloadJson: canonicalJson(event.payload) });
+        fresh.push({ event, seq, payloadJson: canonicalJson(event.payload) });
         known.set(event.eventId, event);
         result.push(event);
       }
       if (fresh.length > 0) {
         await tx.query(INSERT_EVENTS_AND_MOVE_HEAD, [
           threadId,
-          fresh.map((event) => event.seq.toString()),
-          fresh.map((event) => event.eventId),
-          fresh.map((event) => event.runId),
-          fresh.map((event) => event.turnIndex),
-          fresh.map((event) => event.type),
-          fresh.map((event) => event.timestamp),
-          fresh.map((event) => event.payloadJson),
-          fresh.map((event) => event.previousEventHash),
-          fresh.map((event) => event.hash),
+          fresh.map(({ seq }) => seq.toString()),
+          fresh.map(({ event }) => event.eventId),
+          fresh.map(({ event }) => event.runId),
+          fresh.map(({ event }) => event.turnIndex),
+          fresh.map(({ event }) => event.type),
+          fresh.map(({ event }) => event.timestamp),
+          fresh.map(({ payloadJson }) => payloadJson),
+          fresh.map(({ event }) => event.previousEventHash),
+          fresh.map(({ event }) => event.hash),
           seq.toString(),
           previousEventHash,
         ]);

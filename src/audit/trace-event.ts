@@ -1,4 +1,4 @@
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson, canonicalString } from './canonical-json.js';
 import { sha256Hex } from './sha256.js';
 
 /**
@@ -70,6 +70,32 @@ export const GENESIS_HASH = '0'.repeat(64);
 export type UnhashedTraceEvent = Omit<TraceEvent, 'hash'>;
 
 /**
+ * `draft` linked to the chain of `threadId` after `previousEventHash`, with its `hash`. Built as
+ * one object literal of a fixed shape: an object spread from the draft made hashing it about
+ * twice as slow.
+ */
+export function linkEvent(
+  draft: Omit<UnhashedTraceEvent, 'previousEventHash' | 'threadId'>,
+  threadId: string,
+  previousEventHash: string,
+  hash: (event: UnhashedTraceEvent) => string,
+): TraceEvent {
+  const linked: UnhashedTraceEvent = {
+    eventId: draft.eventId,
+    threadId,
+    runId: draft.runId,
+    turnIndex: draft.turnIndex,
+    type: draft.type,
+    timestamp: draft.timestamp,
+    payload: draft.payload,
+    previousEventHash,
+  };
+  const event = linked as TraceEvent;
+  event.hash = hash(linked);
+  return event;
+}
+
+/**
  * Computes the chain hash of an event: SHA-256 hex of the RFC 8785 canonical JSON of every
  * field except `hash` itself.
  */
@@ -92,10 +118,10 @@ export function hashTraceEvent(event: UnhashedTraceEvent): string {
     return sha256Hex(canonicalJson(pickHashedFields(event)));
   }
   const text =
-    `{"eventId":${JSON.stringify(eventId)},"payload":${canonicalJson(event.payload)}` +
-    `,"previousEventHash":${JSON.stringify(previousEventHash)},"runId":${JSON.stringify(runId)}` +
-    `,"threadId":${JSON.stringify(threadId)},"timestamp":${JSON.stringify(timestamp)}` +
-    `,"turnIndex":${JSON.stringify(turnIndex)},"type":${JSON.stringify(type)}}`;
+    `{"eventId":${canonicalString(eventId)},"payload":${canonicalJson(event.payload)}` +
+    `,"previousEventHash":${canonicalString(previousEventHash)},"runId":${canonicalString(runId)}` +
+    `,"threadId":${canonicalString(threadId)},"timestamp":${canonicalString(timestamp)}` +
+    `,"turnIndex":${JSON.stringify(turnIndex)},"type":${canonicalString(type)}}`;
   return sha256Hex(text);
 }
 
@@ -126,9 +152,5 @@ export function pickHashedFields(event: UnhashedTraceEvent): UnhashedTraceEvent 
  * append is a no-op instead of a duplicate.
  */
 export function deriveEventId(...parts: ReadonlyArray<string | number>): string {
-  // A list of well-formed strings and finite numbers is already canonical as JSON.stringify writes it.
-  const plain = parts.every((part) =>
-    typeof part === 'string' ? isPlainString(part) : Number.isFinite(part),
-  );
-  return `evt_${sha256Hex(plain ? JSON.stringify(parts) : canonicalJson(parts)).slice(0, 32)}`;
+  return `evt_${sha256Hex(canonicalJson(parts)).slice(0, 32)}`;
 }
