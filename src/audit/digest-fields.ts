@@ -17,15 +17,18 @@ export function verbatimDigests(
   fields: readonly string[],
 ): { payload: EventPayload; verbatim?: EventPayload } {
   let verbatim: EventPayload | undefined;
-  for (const field of fields) {
-    const value = payload[field];
-    if (typeof value !== 'string' || !DIGEST.test(value)) continue;
-    verbatim ??= {};
-    verbatim[field] = value;
+  let rest: EventPayload | undefined;
+  // One pass over the payload's keys; a fresh object rather than `delete` (deleting keys puts
+  // V8 objects in slow dictionary mode).
+  for (const key of Object.keys(payload)) {
+    const value = payload[key];
+    if (typeof value === 'string' && fields.includes(key) && DIGEST.test(value)) {
+      verbatim ??= {};
+      verbatim[key] = value;
+    } else {
+      rest ??= {};
+      rest[key] = value;
+    }
   }
-  if (!verbatim) return { payload };
-  // A fresh object rather than `delete`: deleting keys puts V8 objects in slow dictionary mode.
-  const rest: EventPayload = {};
-  for (const key of Object.keys(payload)) if (!(key in verbatim)) rest[key] = payload[key];
-  return { payload: rest, verbatim };
+  return verbatim ? { payload: rest ?? {}, verbatim } : { payload };
 }

@@ -81,18 +81,22 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async markExecuting(key: string, owner: string, leaseMs: number): Promise<void> {
-    const record = this.#held(key, owner, ['reserved', 'executing']);
+    const record = this.#held(key, owner, LIVE);
     const now = this.#now();
-    this.#update(record, { state: 'executing', leaseExpiresAt: new Date(now + leaseMs) }, now);
+    record.state = 'executing';
+    record.leaseExpiresAt = new Date(now + leaseMs);
+    record.updatedAt = new Date(now);
   }
 
   async commit(key: string, owner: string, result: unknown): Promise<void> {
-    const record = this.#held(key, owner, ['reserved', 'executing', 'in_doubt']);
-    this.#update(record, { state: 'completed', result }, this.#now());
+    const record = this.#held(key, owner, SETTLEABLE);
+    record.state = 'completed';
+    record.result = result;
+    record.updatedAt = new Date(this.#now());
   }
 
   async fail(key: string, owner: string, error: StoredFailure): Promise<void> {
-    const record = this.#held(key, owner, ['reserved', 'executing', 'in_doubt']);
+    const record = this.#held(key, owner, SETTLEABLE);
     this.#update(
       record,
       { state: 'failed', error: { code: error.code, message: error.message } },
@@ -101,12 +105,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async markInDoubt(key: string, owner: string): Promise<void> {
-    const record = this.#held(key, owner, ['reserved', 'executing', 'in_doubt']);
+    const record = this.#held(key, owner, SETTLEABLE);
     this.#update(record, { state: 'in_doubt' }, this.#now());
   }
 
   async release(key: string, owner: string): Promise<void> {
-    this.#held(key, owner, ['reserved', 'executing']);
+    this.#held(key, owner, LIVE);
     this.#records.delete(key);
   }
 
@@ -134,7 +138,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return { ...record };
   }
 
-  #held(key: string, owner: string, states: IdempotencyState[]): IdempotencyRecord {
+  #held(key: string, owner: string, states: readonly IdempotencyState[]): IdempotencyRecord {
     const record = this.#records.get(key);
     if (record === undefined || record.owner !== owner || !states.includes(record.state)) {
       throw notHeld(key, owner, record);
@@ -146,6 +150,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     Object.assign(record, changes, { updatedAt: new Date(now) });
   }
 }
+
+// The states an owner may move its key on from: to executing (or release it), and to an outcome.
+const LIVE: readonly IdempotencyState[] = ['reserved', 'executing'];
+const SETTLEABLE: readonly IdempotencyState[] = ['reserved', 'executing', 'in_doubt'];
 
 function expired(record: IdempotencyRecord, now: number): boolean {
   return record.leaseExpiresAt.getTime() <= now;

@@ -59,8 +59,13 @@ export function executedEvent(
   scope: EventScope,
   result: ToolRunSuccess,
 ): AppendEventInput {
+  // Written out rather than spread from toolFields: this event is built for every call.
   return event(scope, 'tool_executed', {
-    ...toolFields(tool, scope),
+    toolName: tool.name,
+    toolCallId: scope.toolCallId,
+    schemaHash: tool.schemaHash,
+    safetyClass: tool.safetyClass,
+    trust: tool.trust,
     attempts: result.attempts,
     replayed: result.replayed,
     idempotencyKey: tool.idempotency === 'required' ? result.idempotencyKey : null,
