@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditStore, ChainableEvent } from './audit-store.js';
+import { isDigest } from './digest-fields.js';
 import type { HeadWitness } from './head-witness.js';
 import { MemoryAuditStore } from './memory-audit-store.js';
 import { PostgresAuditStore } from './postgres-audit-store.js';
@@ -35,6 +36,11 @@ export interface AppendEventInput {
    * signature would no longer verify. Only fixed-format values that cannot hold a secret belong here.
    */
   verbatim?: EventPayload;
+  /**
+   * Top-level `payload` fields holding digests the library computed (see `verbatimDigests`):
+   * kept as given when they have a digest's shape, scrubbed like the rest otherwise.
+   */
+  digests?: readonly string[];
 }
 
 /**
@@ -143,11 +149,7 @@ export class AuditLog {
         turnIndex: input.turnIndex ?? 0,
         type: input.type,
         timestamp,
-        // The scrubbed copy is fresh: the verbatim fields are assigned into it (a merged
-        // spread would be an object V8 reads several times slower when hashing it).
-        payload: input.verbatim
-          ? Object.assign(this.scrubber.scrub(input.payload), input.verbatim)
-          : this.scrubber.scrub(input.payload),
+        payload: this.#scrubPayload(input),
       };
     });
     const stored = await this.store.append(threadId, drafts, hashTraceEvent);
@@ -158,6 +160,23 @@ export class AuditLog {
       } catch {}
     }
     return stored;
+  }
+
+  // The payload as stored: a scrubbed copy, with the digests and verbatim fields as given. The
+  // copy is built key by key (a merged spread would be an object V8 reads several times slower
+  // when hashing it).
+  #scrubPayload({ payload, digests, verbatim }: AppendEventInput): EventPayload {
+    let stored: EventPayload;
+    if (digests === undefined || digests.length === 0) stored = this.scrubber.scrub(payload);
+    else {
+      stored = {};
+      for (const key of Object.keys(payload)) {
+        const value = payload[key];
+        if (digests.includes(key) && isDigest(value)) stored[key] = value;
+        else stored[this.scrubber.scrubText(key)] = this.scrubber.scrub(value);
+      }
+    }
+    return verbatim ? Object.assign(stored, verbatim) : stored;
   }
 
   /** Calls `listener` after every append; returns the function that unsubscribes it. */

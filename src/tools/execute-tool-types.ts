@@ -60,8 +60,9 @@ export interface ExecuteToolOptions {
   /** The LangGraph runtime handed to the tool (in-process sandboxes only). */
   runtime?: ToolRuntime;
   /**
-   * The arguments as the governance planner parsed them with `tool.input` moments before: the
-   * tool receives `validated.input` without a second parse.
+   * The arguments as the governance planner parsed them with `tool.input` moments before, right
+   * after it checked the tool's pin: the tool receives `validated.input`, without a second parse
+   * or pin check.
    */
   validated?: { input: unknown };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SecretScrubber } from '../audit/secret-scrubber.js';
+import { type ScrubReport, SecretScrubber } from '../audit/secret-scrubber.js';
 import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
 import { DenyAllSandbox } from '../sandbox/deny-all-sandbox.js';
 import { type AttemptsOutcome, executeAttempts } from './execute-attempts.js';
@@ -62,8 +62,9 @@ export async function executeTool(
   };
   const report = new ToolRunReport(tool, scope, options.audit, scrubber);
 
-  // 1. The pin: the tool must still be the contract that was registered.
-  const pinProblem = options.registry?.check(tool);
+  // 1. The pin: the tool must still be the contract that was registered (the planner checked
+  // it moments ago when it hands over the arguments it validated).
+  const pinProblem = options.validated ? undefined : options.registry?.check(tool);
   if (pinProblem) {
     report.ensureCallId();
     return report.fail(pinProblem);
@@ -240,17 +241,23 @@ async function storedOutput(
     ...(scrubber ? { scrubber } : {}),
   });
   const atRest = scrubber ?? credentialsOnly;
+  const removed: ScrubReport = { secrets: [], credentials: [] };
   const stored: StoredSuccess = {
     content: sanitized.content,
     output: atRest.scrub(output.data),
     findings: sanitized.findings,
-    ...(hasArtifact ? { artifact: atRest.scrub(artifact) } : {}),
+    ...(hasArtifact ? { artifact: atRest.scrub(artifact, removed) } : {}),
   };
   // The caller of this execution gets the artifact as the tool returned it (a Buffer stays a
-  // Buffer) when scrubbing changed nothing but its JSON form; a replay gets the stored copy.
-  const freshArtifact =
-    hasArtifact && JSON.stringify(stored.artifact) === JSON.stringify(artifact) ? { artifact } : {};
-  return { ok: true, stored, fresh: { ...stored, output: output.data, ...freshArtifact } };
+  // Buffer) when scrubbing removed nothing from it; a replay gets the stored copy.
+  const unchanged = removed.secrets.length === 0 && removed.credentials.length === 0;
+  const fresh: StoredSuccess = {
+    content: stored.content,
+    output: output.data,
+    findings: stored.findings,
+    ...(hasArtifact ? { artifact: unchanged ? artifact : stored.artifact } : {}),
+  };
+  return { ok: true, stored, fresh };
 }
 
 // Without a scrubber of the call's secrets, credential-shaped strings are still redacted at rest.

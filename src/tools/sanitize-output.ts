@@ -168,6 +168,7 @@ function clean(
 
 // One finding per kind and detail, counts added up, in first-seen order.
 function merge(findings: SanitizerFinding[]): SanitizerFinding[] {
+  if (findings.length < 2) return findings.map((finding) => ({ ...finding }));
   const merged = new Map<string, SanitizerFinding>();
   for (const finding of findings) {
     const key = `${finding.kind}\0${finding.detail ?? ''}`;

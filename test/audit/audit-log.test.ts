@@ -7,6 +7,7 @@ import {
   MemoryAuditStore,
   PostgresAuditStore,
   SecretScrubber,
+  verbatimDigests,
   verifyChain,
 } from '../../src/audit/index.js';
 import { VeridexError } from '../../src/errors/index.js';
@@ -206,5 +207,47 @@ describe('AuditBatch', () => {
     ]);
     expect(await audit.verify('b')).toMatchObject({ valid: true, length: 1 });
     expect(await batch.flush()).toEqual([]);
+  });
+});
+
+describe('digest fields', () => {
+  const github = `ghp_${'A1b2'.repeat(9)}`;
+  const digest = '4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318';
+
+  it('keeps a digest-shaped value of a named digest field as given, and scrubs everything else', async () => {
+    const audit = new AuditLog();
+    const event = await audit.append({
+      threadId: 'd',
+      type: 'tool_executed',
+      ...verbatimDigests(
+        {
+          contentHash: digest,
+          // Named a digest field, but not a digest: scrubbed like any other value.
+          schemaHash: github,
+          // Digest-shaped, but not named a digest field: what an announced private key would be.
+          note: `private key ${digest}`,
+          [`key ${github}`]: 1,
+        },
+        ['contentHash', 'schemaHash'],
+      ),
+    });
+    expect(event.payload.contentHash).toBe(digest);
+    expect(event.payload.schemaHash).toBe('[REDACTED:github_token]');
+    expect(event.payload.note).toBe('private key [REDACTED:hex_private_key]');
+    expect(Object.keys(event.payload)).toContain('key [REDACTED:github_token]');
+    expect(JSON.stringify(event.payload)).not.toContain(github);
+  });
+
+  it('scrubs registered secrets out of a named digest field that holds one', async () => {
+    const scrubber = new SecretScrubber();
+    scrubber.register('TOKEN', 'hunter2-very-secret-value');
+    const audit = new AuditLog({ scrubber });
+    const event = await audit.append({
+      threadId: 'd',
+      type: 'tool_executed',
+      payload: { proposalHash: 'hunter2-very-secret-value' },
+      digests: ['proposalHash'],
+    });
+    expect(event.payload.proposalHash).toBe('[REDACTED:TOKEN]');
   });
 });
