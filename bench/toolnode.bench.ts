@@ -118,29 +118,58 @@ function buildAgents() {
 
 type Invokable = { invoke(input: unknown, config: unknown): Promise<unknown> };
 
-/** Interleaved blocks so that drift (GC, load from other processes) hits every variant alike. */
+/**
+ * Runs `calls` invocations of every variant in interleaved blocks of 50, so that drift (GC,
+ * load from other processes) hits every variant alike. Returns each variant's total and its
+ * block times.
+ */
 async function interleaved(
   variants: Record<string, Invokable>,
   input: () => unknown,
   calls: number,
+  phase: string,
 ) {
-  const totals: Record<string, number> = Object.fromEntries(
-    Object.keys(variants).map((name) => [name, 0]),
+  const blocks: Record<string, number[]> = Object.fromEntries(
+    Object.keys(variants).map((name) => [name, []]),
   );
   for (let block = 0; block < calls / 50; block++) {
     for (const [name, variant] of Object.entries(variants)) {
       const start = performance.now();
-      for (let index = 0; index < 50; index++)
-        await variant.invoke(input(), { configurable: { thread_id: `${name}-${block}-${index}` } });
-      totals[name]! += performance.now() - start;
+      for (let index = 0; index < 50; index++) {
+        const thread_id = `${phase}-${name}-${block}-${index}`;
+        await variant.invoke(input(), { configurable: { thread_id } });
+      }
+      blocks[name]!.push(performance.now() - start);
     }
   }
-  return totals;
+  const total = (name: string) => blocks[name]!.reduce((sum, ms) => sum + ms, 0);
+  return {
+    total,
+    /**
+     * How much slower `name` is than `baseline`: the median, over the block pairs run back to
+     * back, of their time ratio. A pause that hits one block (a major GC, another process on
+     * the machine) moves one pair, not the result; the ratio of totals is printed beside it.
+     */
+    ratio: (name: string, baseline: string) =>
+      median(blocks[name]!.map((ms, block) => ms / blocks[baseline]![block]!)),
+  };
+}
+
+/** Node p50s (wall, CPU) of both sides and their difference, for the samples since `from`. */
+function nodeStats(ours: NodeSamples, theirs: NodeSamples, from: number) {
+  const p50 = (samples: number[]) => median(samples.slice(from));
+  return {
+    overhead: p50(ours.wall) - p50(theirs.wall),
+    overheadCpu: p50(ours.cpu) - p50(theirs.cpu),
+  };
 }
 
 /**
  * `npm run bench -- toolnode`: 1,000 read-class tool calls, governedToolNode vs ToolNode, and
- * 1,000 createAgent runs of one read-class call each, with governanceMiddleware vs bare.
+ * 1,000 createAgent runs of one read-class call each, with governanceMiddleware vs bare. Both
+ * are measured twice: over the first 1,000 (calls or runs) of a fresh process, while V8 is still
+ * compiling the code of both sides, and over the next 1,000, once it has settled (steady state:
+ * what a long-running service sees).
  */
 export async function run(): Promise<void> {
   const oursNode: NodeSamples = { wall: [], cpu: [] };
@@ -149,48 +178,50 @@ export async function run(): Promise<void> {
   const theirs = buildGraph(new ToolNode([plain]), theirsNode);
   const input = () => ({ messages: [new HumanMessage('check stock')] });
 
-  // Warm up both (JIT, zod, LangGraph internals), then discard those samples.
-  for (let index = 0; index < 100; index++) {
-    await ours.invoke(input(), { configurable: { thread_id: `warm-o-${index}` } });
-    await theirs.invoke(input(), { configurable: { thread_id: `warm-t-${index}` } });
-  }
-  for (const samples of [oursNode, theirsNode]) {
-    samples.wall.length = 0;
-    samples.cpu.length = 0;
-  }
-  const nodes = await interleaved({ theirs, ours }, input, CALLS);
-  const ratio = nodes.ours! / nodes.theirs!;
-  const overhead = median(oursNode.wall) - median(theirsNode.wall);
-  const overheadCpu = median(oursNode.cpu) - median(theirsNode.cpu);
-  const line = (label: string, ms: number, samples: NodeSamples) =>
+  const first = await interleaved({ theirs, ours }, input, CALLS, 'first');
+  const firstStats = nodeStats(oursNode, theirsNode, 0);
+  const nodes = await interleaved({ theirs, ours }, input, CALLS, 'steady');
+  const ratio = nodes.ratio('ours', 'theirs');
+  const steady = nodeStats(oursNode, theirsNode, CALLS);
+  const line = (label: string, ms: number, samples: NodeSamples) => {
+    const wall = samples.wall.slice(CALLS);
     console.log(
-      `${label} ${CALLS} calls: ${ms.toFixed(0)} ms total, node p50 ${median(samples.wall).toFixed(0)} µs (cpu ${median(samples.cpu).toFixed(0)} µs), p99 ${percentile(samples.wall, 99).toFixed(0)} µs`,
+      `${label} ${CALLS} calls: ${ms.toFixed(0)} ms total, node p50 ${median(wall).toFixed(0)} µs (cpu ${median(samples.cpu.slice(CALLS)).toFixed(0)} µs), p99 ${percentile(wall, 99).toFixed(0)} µs`,
     );
-  line('ToolNode        ', nodes.theirs!, theirsNode);
-  line('governedToolNode', nodes.ours!, oursNode);
+  };
+  console.log(`steady state (after ${CALLS} calls each):`);
+  line('ToolNode        ', nodes.total('theirs'), theirsNode);
+  line('governedToolNode', nodes.total('ours'), oursNode);
+  console.log(
+    `ratio ${ratio.toFixed(3)} (median of block pairs; of totals ${(nodes.total('ours') / nodes.total('theirs')).toFixed(3)})`,
+  );
+  const firstRatio = first.ratio('ours', 'theirs');
+  console.log(
+    `first ${CALLS} calls of the process: ratio ${firstRatio.toFixed(3)}, added p50 ${firstStats.overhead.toFixed(0)} µs`,
+  );
   console.log(
     '(governed: pin check, validation, policy, audit chain of 3 events, at-most-once ledger, sanitiser)',
   );
 
-  const agents = buildAgents();
+  const agents = buildAgents() as unknown as Record<string, Invokable>;
   const ask = () => ({ messages: [{ role: 'user', content: 'Is SKU-42 in stock?' }] });
-  for (let index = 0; index < 50; index++) {
-    for (const [name, agent] of Object.entries(agents))
-      await agent.invoke(ask() as never, { configurable: { thread_id: `warm-${name}-${index}` } });
-  }
-  const runs = await interleaved(agents as unknown as Record<string, Invokable>, ask, CALLS);
-  const agentRatio = runs.governedAgent! / runs.bare!;
-  const gatedRatio = runs.gated! / runs.bare!;
+  const firstRuns = await interleaved(agents, ask, CALLS, 'first');
+  const runs = await interleaved(agents, ask, CALLS, 'steady');
+  const agentRatio = runs.ratio('governedAgent', 'bare');
+  const gatedRatio = runs.ratio('gated', 'bare');
+  const perRun = (name: string) => `${((runs.total(name) / CALLS) * 1000).toFixed(0)} µs per run`;
+  console.log(`createAgent            ${CALLS} runs: ${perRun('bare')}`);
   console.log(
-    `createAgent            ${CALLS} runs: ${runs.bare!.toFixed(0)} ms total (${((runs.bare! / CALLS) * 1000).toFixed(0)} µs per run)`,
+    `+ governanceMiddleware ${CALLS} runs: ${perRun('governedAgent')}, ratio ${agentRatio.toFixed(3)} (of totals ${(runs.total('governedAgent') / runs.total('bare')).toFixed(3)}) (the agent's tool, classified read)`,
   );
   console.log(
-    `+ governanceMiddleware ${CALLS} runs: ${runs.governedAgent!.toFixed(0)} ms total (the agent's tool, classified read)`,
+    `+ governanceMiddleware ${CALLS} runs: ${perRun('gated')}, ratio ${gatedRatio.toFixed(3)} (the middleware's governed tool, through the approval gate)`,
+  );
+  const firstAgentRatio = firstRuns.ratio('governedAgent', 'bare');
+  console.log(
+    `first ${CALLS} runs of each: middleware ratio ${firstAgentRatio.toFixed(3)}, through the gate ${firstRuns.ratio('gated', 'bare').toFixed(3)}`,
   );
   console.log(
-    `+ governanceMiddleware ${CALLS} runs: ${runs.gated!.toFixed(0)} ms total (the middleware's governed tool, through the approval gate)`,
-  );
-  console.log(
-    `RESULT toolnode ratio=${ratio.toFixed(3)} overhead_p50_us=${overhead.toFixed(0)} overhead_cpu_p50_us=${overheadCpu.toFixed(0)} agent_ratio=${agentRatio.toFixed(3)} agent_gate_ratio=${gatedRatio.toFixed(3)}`,
+    `RESULT toolnode ratio=${ratio.toFixed(3)} overhead_p50_us=${steady.overhead.toFixed(0)} overhead_cpu_p50_us=${steady.overheadCpu.toFixed(0)} agent_ratio=${agentRatio.toFixed(3)} agent_gate_ratio=${gatedRatio.toFixed(3)} first_ratio=${firstRatio.toFixed(3)} first_overhead_p50_us=${firstStats.overhead.toFixed(0)} first_agent_ratio=${firstAgentRatio.toFixed(3)}`,
   );
 }

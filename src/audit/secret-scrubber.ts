@@ -218,18 +218,31 @@ export class SecretScrubber {
 // The audit trail scrubs the same short strings again and again (payload keys, tool names,
 // rule names, verdicts). Credential redaction is a pure function of its text, so results for
 // short texts in which it found nothing are remembered — only those: the memo never holds a
-// credential (and registered secrets were replaced before it is consulted). FIFO-bounded.
-const CLEAN_MEMO_LIMIT = 4096;
+// credential (and registered secrets were replaced before it is consulted). Bounded by
+// generations: when the current one is full it becomes the previous one (the one before is
+// dropped), so remembering costs no eviction per entry.
+const CLEAN_MEMO_GENERATION = 4096;
 const CLEAN_MEMO_MAX_LENGTH = 256;
-const cleanTexts = new Set<string>();
+const NOTHING_FOUND: readonly CredentialKind[] = Object.freeze([]);
+const cleanTexts = {
+  current: new Set<string>(),
+  previous: new Set<string>(),
+  has(text: string): boolean {
+    return this.current.has(text) || this.previous.has(text);
+  },
+  add(text: string): void {
+    if (this.current.size >= CLEAN_MEMO_GENERATION) {
+      this.previous = this.current;
+      this.current = new Set();
+    }
+    this.current.add(text);
+  },
+};
 
 function redactCleanMemo(text: string): CredentialRedaction {
-  if (cleanTexts.has(text)) return { text, kinds: [] };
+  if (cleanTexts.has(text)) return { text, kinds: NOTHING_FOUND as CredentialKind[] };
   const redaction = redactCredentials(text);
-  if (redaction.kinds.length === 0 && text.length <= CLEAN_MEMO_MAX_LENGTH) {
-    if (cleanTexts.size >= CLEAN_MEMO_LIMIT) cleanTexts.delete(cleanTexts.values().next().value!);
-    cleanTexts.add(text);
-  }
+  if (redaction.kinds.length === 0 && text.length <= CLEAN_MEMO_MAX_LENGTH) cleanTexts.add(text);
   return redaction;
 }
 

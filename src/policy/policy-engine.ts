@@ -104,11 +104,12 @@ export class PolicyEngine implements ProposalEvaluator {
         });
       }
       if (!result) continue;
-      evaluations.push({
+      const evaluation: { ruleId: string; verdict: Verdict; reason?: string } = {
         ruleId: rule.id,
         verdict: result.verdict,
-        ...(result.reason ? { reason: result.reason } : {}),
-      });
+      };
+      if (result.reason) evaluation.reason = result.reason;
+      evaluations.push(evaluation);
       if (!decided || RESTRICTIVENESS[result.verdict] > RESTRICTIVENESS[decided.result.verdict]) {
         decided = { rule, result, priority: rule.priority };
       }

@@ -72,7 +72,19 @@ export class ToolRunReport {
   succeed(
     parts: Pick<ToolRunSuccess, 'content' | 'output' | 'findings' | 'artifact'>,
   ): Promise<ToolRunResult> {
-    return this.finish({ ...this.#identity(), status: 'success', ...parts });
+    const success: ToolRunSuccess = {
+      toolName: this.#tool.name,
+      toolCallId: this.scope.toolCallId,
+      idempotencyKey: this.idempotencyKey,
+      attempts: this.attempts,
+      replayed: this.replayed,
+      status: 'success',
+      content: parts.content,
+      output: parts.output,
+      findings: parts.findings,
+    };
+    if (parts.artifact !== undefined) success.artifact = parts.artifact;
+    return this.finish(success);
   }
 
   /** Appends the call's audit events (deterministic ids) and returns `result`. */
