@@ -135,13 +135,14 @@ async function planProposal(
     type: 'tool_proposed',
     ...verbatimDigests(
       {
-        toolName: tool.name,
-        toolCallId: proposal.toolCallId,
+        // In code-unit order, the order of the canonical form the event is hashed in.
+        arguments: args,
+        proposalHash: proposal.hash,
+        revision,
         safetyClass: tool.safetyClass,
         schemaHash: tool.schemaHash,
-        proposalHash: proposal.hash,
-        arguments: args,
-        revision,
+        toolCallId: proposal.toolCallId,
+        toolName: tool.name,
       },
       ['schemaHash', 'proposalHash'],
     ),

@@ -104,12 +104,12 @@ export class PolicyEngine implements ProposalEvaluator {
         });
       }
       if (!result) continue;
-      const evaluation: { ruleId: string; verdict: Verdict; reason?: string } = {
-        ruleId: rule.id,
-        verdict: result.verdict,
-      };
-      if (result.reason) evaluation.reason = result.reason;
-      evaluations.push(evaluation);
+      // Keys in code-unit order, the order of the canonical form the decision event is hashed in.
+      evaluations.push(
+        result.reason
+          ? { reason: result.reason, ruleId: rule.id, verdict: result.verdict }
+          : { ruleId: rule.id, verdict: result.verdict },
+      );
       if (!decided || RESTRICTIVENESS[result.verdict] > RESTRICTIVENESS[decided.result.verdict]) {
         decided = { rule, result, priority: rule.priority };
       }
@@ -130,18 +130,22 @@ export class PolicyEngine implements ProposalEvaluator {
   }
 }
 
+// The payload of a `policy_decision` event, keys in code-unit order (the order of the canonical
+// form it is hashed in).
 function describeDecision(proposal: Proposal, decision: PolicyDecision): Record<string, unknown> {
-  return {
-    proposalKind: proposal.kind,
-    proposalHash: proposal.hash,
-    ...(proposal.kind === 'tool'
-      ? { toolName: proposal.toolName, toolCallId: proposal.toolCallId }
-      : {}),
-    verdict: decision.verdict,
-    ruleId: decision.ruleId,
-    ruleName: decision.ruleName,
-    ...(decision.reason ? { reason: decision.reason } : {}),
-    ...(decision.verdict === 'escalate' ? { route: decision.route } : {}),
+  const payload: Record<string, unknown> = {
     evaluations: decision.evaluations,
+    proposalHash: proposal.hash,
+    proposalKind: proposal.kind,
   };
+  if (decision.reason) payload.reason = decision.reason;
+  if (decision.verdict === 'escalate') payload.route = decision.route;
+  payload.ruleId = decision.ruleId;
+  payload.ruleName = decision.ruleName;
+  if (proposal.kind === 'tool') {
+    payload.toolCallId = proposal.toolCallId;
+    payload.toolName = proposal.toolName;
+  }
+  payload.verdict = decision.verdict;
+  return payload;
 }

@@ -59,19 +59,20 @@ export function executedEvent(
   scope: EventScope,
   result: ToolRunSuccess,
 ): AppendEventInput {
-  // Written out rather than spread from toolFields: this event is built for every call.
+  // Written out rather than spread from toolFields (this event is built for every call), keys in
+  // code-unit order, the order its canonical form needs.
   return event(scope, 'tool_executed', {
-    toolName: tool.name,
-    toolCallId: scope.toolCallId,
-    schemaHash: tool.schemaHash,
-    safetyClass: tool.safetyClass,
-    trust: tool.trust,
     attempts: result.attempts,
-    replayed: result.replayed,
-    idempotencyKey: tool.idempotency === 'required' ? result.idempotencyKey : null,
-    contentHash: contentHash(result.content),
     contentBytes: Buffer.byteLength(result.content),
+    contentHash: contentHash(result.content),
     findings: result.findings.map((finding) => finding.kind),
+    idempotencyKey: tool.idempotency === 'required' ? result.idempotencyKey : null,
+    replayed: result.replayed,
+    safetyClass: tool.safetyClass,
+    schemaHash: tool.schemaHash,
+    toolCallId: scope.toolCallId,
+    toolName: tool.name,
+    trust: tool.trust,
   });
 }
 
