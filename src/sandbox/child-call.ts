@@ -40,7 +40,7 @@ export function childRequestFor(
   request: SandboxRunRequest,
   entry: ChildEntry,
   options: ResolvedProcessOptions,
-  extra: Pick<ChildRequest, 'egressSocket' | 'envNames'> = {},
+  extra: Pick<ChildRequest, 'egressSocket' | 'envNames' | 'fsChannel'> = {},
 ): ChildRequest {
   const { tool } = request;
   return {

@@ -24,6 +24,11 @@ export interface ChildRequest {
    */
   egressSocket?: string;
   /**
+   * The file descriptor of a channel to the parent's jailed fs (LocalProcessSandbox): the
+   * child's injected `fs` sends every operation there instead of walking paths itself.
+   */
+  fsChannel?: number;
+  /**
    * The environment variables the parent passed; any other the child finds (bubblewrap sets
    * `PWD`) is removed before the tool runs.
    */

@@ -14,6 +14,7 @@ import { createEgressFetch } from './egress-fetch.js';
 import { hostMatches } from './host-pattern.js';
 import { createJailedFs } from './jailed-fs.js';
 import type { configureNetworkGuard } from './network-guard.js';
+import { remoteJailedFs } from './remote-jailed-fs.js';
 import type { SandboxViolation } from './sandbox.js';
 
 // Node's permission model names what it refused in `error.permission`.
@@ -78,7 +79,10 @@ export async function runChild(
           report: onViolation,
           ...(request.egressSocket ? { fetch: createEgressFetch(request.egressSocket) } : {}),
         }),
-        fs: createJailedFs(request.jailRoot, onViolation),
+        fs:
+          request.fsChannel === undefined
+            ? createJailedFs(request.jailRoot, onViolation)
+            : remoteJailedFs(request.jailRoot, request.fsChannel, onViolation),
       }),
     );
     scope.close();

@@ -9,9 +9,10 @@ const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
  * How a path below an open directory is named. Node 20 has no `openat()`, but on Linux
  * `/proc/self/fd/<fd>/<name>` is resolved by the kernel from the directory the descriptor
  * holds, whatever has been renamed or swapped since: a walk through descriptors is race-free.
- * Where that is unavailable — not Linux, or under Node's permission model (a
- * LocalProcessSandbox child), which checks path strings and would refuse `/proc/self/fd` — each
- * step uses the full path and the walk is verified afterwards (see {@link JailWalk.verify}).
+ * Where that is unavailable — not Linux, or under Node's permission model, which checks path
+ * strings and refuses `/proc/self/fd` (a LocalProcessSandbox child therefore has its parent walk
+ * for it, see `serveJailedFs`) — each step uses the full path and the walk is verified
+ * afterwards (see {@link JailWalk.verify}), which narrows the race but does not close it.
  */
 let descriptors: boolean | undefined;
 // Decided on first use, not at load: a startup snapshot loads this module when no permission
@@ -146,9 +147,10 @@ export class JailWalk {
    * Without descriptor paths, each step above resolved a full path, so a directory swapped for
    * a symlink between two steps could have taken the walk outside. Afterwards, every directory
    * (and `file`) still named by its path must be the very one held open — not a symlink, same
-   * device and inode. An attacker who swapped back in time still cannot pass: the object held
-   * would be the outside one, which the inside path does not name (it cannot be moved in
-   * without write access outside the jail, and a hard link is refused above).
+   * device and inode. This narrows the window without closing it: each check resolves its path
+   * anew, so a second process that swaps the directory back and forth between the checks can
+   * pass them all (seen in tests: a few reads out of thousands). Race-free walks need
+   * descriptor paths.
    */
   async verify(file?: { name: string; stat: Stats }): Promise<void> {
     if (throughDescriptors()) return;

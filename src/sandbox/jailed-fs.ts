@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { readdir, unlink } from 'node:fs/promises';
+import { type FileHandle, readdir, unlink } from 'node:fs/promises';
 import { VeridexError } from '../errors/index.js';
 import type { JailedFs } from '../tools/types.js';
 import { JailWalk } from './jail-walk.js';
@@ -15,11 +15,17 @@ type Report = (violation: SandboxViolation) => void;
  * `JailWalk`): a symlink anywhere in the path is refused rather than followed, so neither a
  * planted symlink nor one swapped in mid-walk leads outside. Files must be regular files with a
  * single link (a hard link planted in the jail may be a file from outside); writes create
- * missing parent directories inside the jail.
+ * missing parent directories inside the jail. `maxReadBytes` caps what one read may return
+ * (`sandbox_limit_exceeded` beyond it; default: no cap).
  *
  * @example const fs = createJailedFs('/srv/jail', () => {}); await fs.writeFile('a.txt', 'hi');
  */
-export function createJailedFs(root: string, report: Report): JailedFs {
+export function createJailedFs(
+  root: string,
+  report: Report,
+  options: { maxReadBytes?: number } = {},
+): JailedFs {
+  const maxReadBytes = options.maxReadBytes ?? Number.POSITIVE_INFINITY;
   const reported = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
       return await run();
@@ -57,7 +63,7 @@ export function createJailedFs(root: string, report: Report): JailedFs {
         inParent(path, false, async (walk, name) => {
           const handle = await walk.openFile(name, constants.O_RDONLY);
           try {
-            return await handle.readFile();
+            return await readAtMost(handle, maxReadBytes, path);
           } finally {
             await handle.close();
           }
@@ -104,6 +110,28 @@ export function createJailedFs(root: string, report: Report): JailedFs {
       });
     },
   });
+}
+
+// The whole file, or `sandbox_limit_exceeded` once it is longer than `maxBytes` (also when it
+// grows while being read): never more than `maxBytes + 1` bytes in memory.
+async function readAtMost(handle: FileHandle, maxBytes: number, path: string): Promise<Buffer> {
+  if (maxBytes === Number.POSITIVE_INFINITY) return handle.readFile();
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(65_536, maxBytes + 1 - total));
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+    if (bytesRead === 0) return Buffer.concat(chunks, total);
+    chunks.push(chunk.subarray(0, bytesRead));
+    total += bytesRead;
+    if (total > maxBytes) {
+      throw new VeridexError(
+        'sandbox_limit_exceeded',
+        `File ${JSON.stringify(path.slice(0, 200))} is larger than the ${maxBytes} bytes a sandboxed tool can read at once.`,
+        { details: { limit: 'file', path: path.slice(0, 200) } },
+      );
+    }
+  }
 }
 
 /** A file system that refuses everything with `sandbox_violation` (no jail configured). */

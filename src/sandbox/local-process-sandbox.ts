@@ -6,6 +6,8 @@ import {
   WarmChildren,
 } from './child-call.js';
 import { childEntryFor } from './child-entry.js';
+import { FS_CHANNEL_FD } from './fs-channel.js';
+import { serveJailedFs } from './fs-server.js';
 import {
   childV8Flags,
   type ProcessSandboxOptions,
@@ -29,6 +31,10 @@ export interface LocalProcessSandboxOptions extends ProcessSandboxOptions {}
  *
  * The tool must declare where it lives: `sandbox: { module: import.meta.url }` (and
  * `exportName` if the export is not named after the tool).
+ *
+ * The injected `fs` is served by this process over a private channel (the child's permission
+ * model would make it walk paths by name, which a racing symlink swap defeats): see
+ * `serveJailedFs`.
  *
  * Limits, honestly: Node 20's permission model does not cover the network or signals —
  * sockets, UDP, DNS and `process.kill` are guarded by code loaded before the tool, which
@@ -72,18 +78,22 @@ export class LocalProcessSandbox implements Sandbox {
       ...entry.args,
     ];
     const env = childEnvironment(options.envAllowlist, tool.sandbox?.envAllowlist);
-    const launch: ChildLaunch = { args, env, cwd: options.jailRoot };
+    const launch: ChildLaunch = { args, env, cwd: options.jailRoot, fsChannel: true };
     const key = JSON.stringify([args, env]);
     const child = this.#warm.take(key, () => SandboxChild.start(launch));
+    // The injected fs is served from here: the child's permission model would make it walk
+    // paths by name, which a directory swapped for a symlink at the right moment defeats.
+    const stopServing = serveJailedFs(child.fsChannel!, options.jailRoot, request.onViolation);
     let response: Awaited<ReturnType<SandboxChild['drive']>>;
     try {
       response = await child.drive(
-        childRequestFor(request, entry, options),
+        childRequestFor(request, entry, options, { fsChannel: FS_CHANNEL_FD }),
         options,
         request.signal,
         tool.name,
       );
     } finally {
+      stopServing();
       // The next call's process starts now, after this one, so the two do not compete for CPU.
       if (options.prewarm) this.#warm.offer(key, () => SandboxChild.start(launch));
     }

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { VeridexError } from '../errors/index.js';
 import { decodeStoredJson, encodeStoredJson } from '../tools/stored-json.js';
 import type { ChildRequest, ChildResponse } from './child-protocol.js';
+import { FS_CHANNEL_FD } from './fs-channel.js';
 import { type ProcessUsage, readProcessUsage } from './process-usage.js';
 
 /** Limits of one child run. */
@@ -27,6 +28,8 @@ export interface ChildLaunch {
   usage?: (pid: number) => ProcessUsage | undefined;
   /** Runs once when the child has exited (releases what the launch set up for it). */
   onExit?: () => void;
+  /** Give the child a channel to the parent's jailed fs at `FS_CHANNEL_FD` (see {@link SandboxChild.fsChannel}). */
+  fsChannel?: boolean;
 }
 
 type Limit = 'cpu' | 'memory' | 'time' | 'output' | 'processes';
@@ -98,9 +101,16 @@ export class SandboxChild {
     const child = spawn(launch.command ?? process.execPath, [...launch.args], {
       cwd: launch.cwd,
       env: launch.env,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: launch.fsChannel
+        ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe']
+        : ['pipe', 'pipe', 'pipe', 'pipe'],
     });
     return new SandboxChild(child, launch);
+  }
+
+  /** The parent's end of the jailed fs channel, for a child started with `fsChannel`. */
+  get fsChannel(): Duplex | undefined {
+    return (this.#child.stdio[FS_CHANNEL_FD] as Duplex | null | undefined) ?? undefined;
   }
 
   /** Still waiting for its request. */

@@ -61,6 +61,21 @@ describe('createJailedFs', () => {
     expect(existsSync(join(jail, 'new', 'nested', 'c.txt'))).toBe(false);
   });
 
+  it('reads at most maxReadBytes: a longer file is refused, not loaded', async () => {
+    const capped = createJailedFs(jail, () => undefined, { maxReadBytes: 4_096 });
+    writeFileSync(join(jail, 'fits.bin'), Buffer.alloc(4_096, 1));
+    writeFileSync(join(jail, 'big.bin'), Buffer.alloc(10_000, 1));
+    expect((await capped.readFile('fits.bin')).length).toBe(4_096);
+    let error: unknown;
+    try {
+      await capped.readFile('big.bin');
+    } catch (caught) {
+      error = caught;
+    }
+    expect(VeridexError.is(error, 'sandbox_limit_exceeded')).toBe(true);
+    expect((error as VeridexError).details).toMatchObject({ limit: 'file', path: 'big.bin' });
+  });
+
   it('refuses a symlink at any depth, even one that stays inside the jail, and reports it', async () => {
     violations.length = 0;
     for (const path of [

@@ -1,7 +1,7 @@
 // LocalProcessSandbox's in-process guards (defence in depth, not the boundary): every escape of
 // issue 16 is refused. Each attack is first shown to work unguarded, in this process.
 import dns from 'node:dns';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalProcessSandbox } from '../../src/sandbox/index.js';
@@ -170,8 +170,8 @@ describe('LocalProcessSandbox guards', () => {
       await racer.started;
       const { result } = await attack(hostile.raceRead, {
         path: 'race/a/b/file.txt',
-        rounds: 30_000,
-        disturbed: 30,
+        rounds: 200_000,
+        disturbed: 3_000,
       });
       seen = JSON.parse((result as { output: { result: string } }).output.result);
     } finally {
@@ -183,4 +183,48 @@ describe('LocalProcessSandbox guards', () => {
       JSON.stringify(seen),
     ).toBe(true);
   }, 60_000);
+
+  it('never writes outside the jail while a second process swaps a directory for a symlink', async () => {
+    const racer = startSwapRacer(join(jail, 'race'), 'a', outside);
+    let seen: Record<string, number>;
+    try {
+      await racer.started;
+      const { result } = await attack(hostile.raceWrite, {
+        dir: 'race/a/b',
+        rounds: 4_000,
+        disturbed: 300,
+      });
+      seen = JSON.parse((result as { output: { result: string } }).output.result);
+    } finally {
+      await racer.stop();
+    }
+    // Every write landed in the jail: nothing was planted beside the outside file.
+    expect(readdirSync(join(outside, 'b')), JSON.stringify(seen)).toEqual(['file.txt']);
+    expect(seen.written, JSON.stringify(seen)).toBeGreaterThan(0);
+    expect(Object.keys(seen).some((outcome) => outcome !== 'written')).toBe(true);
+  }, 120_000);
+
+  it.each([
+    ['oversized', 'closed'],
+    ['garbage', 'closed'],
+  ])('ends the fs channel of a child that sends a %s frame, and reports it', async (abuse) => {
+    const { result, violations } = await attack(hostile.abuseFsChannel, abuse);
+    expect((result as { output: { result: string } }).output.result).toBe('closed:');
+    expect(JSON.stringify(violations)).toContain('fs channel');
+  });
+
+  it.each([
+    ['absolute', '/etc/hostname'],
+    ['traversal', '../outside/secret.txt'],
+  ])('refuses an %s path sent straight to the fs channel', async (abuse, path) => {
+    const { result, violations } = await attack(hostile.abuseFsChannel, abuse);
+    const answer = (result as { output: { result: string } }).output.result;
+    expect(answer.startsWith('open:')).toBe(true);
+    const reply = JSON.parse(answer.slice('open:'.length));
+    expect(reply).toMatchObject({ id: 7, ok: false, error: { code: 'sandbox_violation' } });
+    expect(answer).not.toContain('SECRET');
+    expect(violations[0]!.payload).toMatchObject({
+      violations: [expect.objectContaining({ capability: 'fs', target: JSON.stringify(path) })],
+    });
+  });
 });

@@ -123,7 +123,7 @@ const exists = (path) => lstatSync(path, { throwIfNoEntry: false }) !== undefine
 // A tool may recreate the directory while it is away (a write creates missing parents): clear
 // whatever sits in the way, so the swap goes on.
 const move = (from, to) => {
-  try { renameSync(from, to); } catch { rmSync(to, { recursive: true, force: true }); try { renameSync(from, to); } catch {} }
+  try { renameSync(from, to); } catch { try { rmSync(to, { recursive: true, force: true }); renameSync(from, to); } catch {} }
 };
 rmSync(link, { force: true });
 symlinkSync(outside, link);
