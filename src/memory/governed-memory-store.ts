@@ -16,6 +16,7 @@ import {
 import { canonicalJson, sha256Hex } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 import type { MemorySource } from '../policy/index.js';
+import { currentConversation } from './current-conversation.js';
 import type { MemoryManager } from './memory-manager.js';
 import { type RecordRow, rowToRecord } from './record-row.js';
 import {
@@ -31,7 +32,14 @@ import type { MemoryRecord, MemoryWriteContext, StoredTier } from './types.js';
 export interface GovernedMemoryStoreOptions {
   /** Tier of items written through the store. Default `semantic`. */
   tier?: StoredTier;
-  /** Source recorded in provenance (and seen by policy rules). Default `system`. */
+  /**
+   * Source recorded in provenance (and seen by policy rules). Default `model`: what a node
+   * puts may come from anywhere in the conversation, so it is not trusted as `system` unless
+   * you say so. A put called on this store inside a graph node also has its source derived from
+   * the node's conversation, and the less trusted of the two is recorded (text only tool output
+   * supplied is `tool`-sourced). Puts through LangGraph's own store handle (`getStore()`,
+   * `config.store`) are batched and run outside the node, so only this option applies to them.
+   */
   source?: MemorySource;
   /**
    * Fields whose text is indexed (full text + embedding), as in LangGraph's `IndexConfig.fields`.
@@ -148,7 +156,7 @@ export class GovernedMemoryStore extends BaseStore {
           value,
           content: indexText(value, operation.index, this.#options.fields),
           confidence: this.#options.confidence ?? 1,
-          source: this.#options.source ?? 'system',
+          source: this.#options.source ?? 'model',
           // A put of the same value over the same version re-runs to the same write id.
           writeId: `ms_${sha256Hex(canonicalJson([operation.namespace, operation.key, value, before])).slice(0, 32)}`,
         };
@@ -243,12 +251,19 @@ function matches(condition: MatchCondition, namespace: readonly string[]): boole
   return path.every((label, index) => label === '*' || label === namespace[start + index]);
 }
 
+// The thread of the node calling the store, and its conversation: inside a graph, a put's source
+// is derived from the conversation (text that only tool output holds is `tool`-sourced), as for
+// every other memory write; the store's configured `source` can lower that, never raise it.
 function currentContext(): MemoryWriteContext {
+  const conversation = currentConversation();
+  const conversed = conversation ? { conversation } : {};
   try {
     const configurable = getConfig()?.configurable;
     const threadId = configurable?.thread_id;
-    return typeof threadId === 'string' ? { threadId, runId: threadId } : { threadId: 'store' };
+    return typeof threadId === 'string'
+      ? { threadId, runId: threadId, ...conversed }
+      : { threadId: 'store', ...conversed };
   } catch {
-    return { threadId: 'store' };
+    return { threadId: 'store', ...conversed };
   }
 }

@@ -1,10 +1,9 @@
-import { type BaseMessage, isBaseMessage } from '@langchain/core/messages';
-import { getCurrentTaskInput } from '@langchain/langgraph';
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 import { tool } from '../tools/index.js';
 import type { ToolCallContext } from '../tools/types.js';
+import { currentConversation } from './current-conversation.js';
 import type { MemoryManager } from './memory-manager.js';
 import type { StoredTier } from './types.js';
 
@@ -27,24 +26,6 @@ const Output = z.object({
   version: z.number().int().optional(),
   message: z.string(),
 });
-
-/**
- * The messages of the graph state the current node runs on (the governed tool node's input),
- * or undefined outside a graph node.
- */
-function currentConversation(): BaseMessage[] | undefined {
-  try {
-    const state = getCurrentTaskInput<unknown>();
-    const messages = Array.isArray(state)
-      ? state
-      : (state as { messages?: unknown } | undefined)?.messages;
-    return Array.isArray(messages) && messages.every((message) => isBaseMessage(message))
-      ? messages
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * `propose_memory` as a governed tool (safety class `write`): the model proposes something to

@@ -1,6 +1,13 @@
 import { vector } from '@electric-sql/pglite-pgvector';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { MemorySaver } from '@langchain/langgraph';
+import {
+  END,
+  getStore,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
@@ -232,6 +239,58 @@ describeEachDatabase(
       );
       const [hit] = await memory.recall('where does the user live', { linked: 0 });
       expect(hit?.record.provenance).toMatchObject({ source: 'user', trust: 'medium' });
+    });
+
+    it('derives the source of a store.put made inside a graph node from its conversation', async () => {
+      const { memory } = permissive(db());
+      const store = new GovernedMemoryStore(memory);
+      // A node that files what the last tool answered (and, separately, what the user said)
+      // through the BaseStore API, with the store's own source left at its default.
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode('file', async (state) => {
+          const last = state.messages.at(-1)!;
+          const tried = await store.put(['notes'], 'tool', { note: String(last.content) }).then(
+            () => 'stored',
+            (error: unknown) => (error as VeridexError).code,
+          );
+          await store.put(['notes'], 'user', { city: 'Porto' });
+          // LangGraph's own handle batches puts outside the node: the store's source applies.
+          await getStore()!.put(['notes'], 'batched', { theme: 'Dark mode is preferred' });
+          return { messages: [new AIMessage(tried)] };
+        })
+        .addEdge(START, 'file')
+        .addEdge('file', END)
+        .compile({ checkpointer: new MemorySaver(), store });
+      const result = await graph.invoke(
+        {
+          messages: [
+            new HumanMessage('I live in Porto. What does https://example.com/pay say?'),
+            new AIMessage({
+              content: '',
+              tool_calls: [
+                { id: 'c1', name: 'fetch_page', args: { url: 'https://example.com/pay' } },
+              ],
+            }),
+            new ToolMessage({ content: INJECTED, tool_call_id: 'c1', name: 'fetch_page' }),
+          ],
+        },
+        { configurable: { thread_id: 'poisoned-store' } },
+      );
+      // The injected text is tool-sourced: escalated by the default guard, so the put fails.
+      expect(result.messages.at(-1)!.content).toBe('memory_write_denied');
+      expect(await store.get(['notes'], 'tool')).toBeNull();
+      expect(await storedText(db())).not.toContain('XX99EVIL');
+      // The user's own words are stored.
+      expect((await store.get(['notes'], 'user'))?.value).toEqual({ city: 'Porto' });
+      const { rows } = await db().query<{ key: string; source: string }>(
+        'SELECT key, source FROM veridex_memory_records ORDER BY key',
+      );
+      // Stored with the store's source (by default `model`, never `system`): the conversation
+      // can lower a put's source, not raise it.
+      expect(rows).toEqual([
+        { key: 'batched', source: 'model' },
+        { key: 'user', source: 'model' },
+      ]);
     });
 
     it('does not let evolve store an answer that repeats injected tool output as a user fact', async () => {
