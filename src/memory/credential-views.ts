@@ -1,8 +1,17 @@
 import { type CredentialKind, redactCredentials } from '../audit/index.js';
 import { stripHidden } from '../tools/hidden-characters.js';
 
-/** Fields beyond this many are run together as one (bounds the work to 33 passes). */
-const MAX_SPLIT_FIELDS = 32;
+/** The first this many field starts get a view of everything after them (34 full passes). */
+const FULL_SPLIT_FIELDS = 32;
+/** Each later field start gets a window of this many characters run together from it… */
+const SPLIT_WINDOW = 1_024;
+/** …behind this much of the field before it, for a telling name such as `api_key` there. */
+const SPLIT_CONTEXT = 64;
+/**
+ * A write with more string fields than this is not checked but refused by `denySecrets`: the
+ * windows would cost more than a millisecond per field (about 70 ms at this bound).
+ */
+export const MAX_CHECKED_FIELDS = 4_096;
 
 /**
  * The credential kinds the shared redactor (`redactCredentials`, src/audit) finds in what a
@@ -10,9 +19,11 @@ const MAX_SPLIT_FIELDS = 32;
  * token could hide in: every field on its own line (content, subject, predicate, object, key,
  * each tag, each string in `value`); the same with invisible characters removed, NFKC applied
  * (a zero-width space or full-width letters inside a token) and letter-by-letter spacing
- * closed up (`s k - p r o j …`); and, for each field, that field run together with every
- * field after it (a token split across fields, tags or array items, however many). Each view
- * is one linear pass; kinds are reported once each, never the values.
+ * closed up (`s k - p r o j …`); and, for each field, that field run together with the fields
+ * after it (a token split across fields, tags or array items): for the first 32 fields
+ * everything after them, for every later one the next 1,024 characters. Each view is one
+ * linear pass, so the work is linear in the text for a bounded number of fields
+ * ({@link MAX_CHECKED_FIELDS}); kinds are reported once each, never the values.
  *
  * @example credentialKindsIn(['deploy', 'sk-proj-abcdefghijklm', 'nopqrstuvwxyz0123']) // ['openai_key']
  */
@@ -21,15 +32,27 @@ export function credentialKindsIn(texts: readonly string[]): CredentialKind[] {
     closeUpSpacing(stripHidden(text.normalize('NFKC')).text.normalize('NFKC')),
   );
   const views = [texts.join('\n'), visible.join('\n')];
-  const splits = Math.min(visible.length, MAX_SPLIT_FIELDS);
-  for (let index = 0; index + 1 < splits || (index === 0 && visible.length > 1); index++) {
+  for (let index = 0; index < FULL_SPLIT_FIELDS && index + 1 < visible.length; index++) {
     views.push(`${visible.slice(0, index).join('\n')}\n${visible.slice(index).join('')}`);
+  }
+  for (let index = FULL_SPLIT_FIELDS; index + 1 < visible.length; index++) {
+    if (visible[index] === '') continue; // the same window as the next field's
+    views.push(`${visible[index - 1]!.slice(-SPLIT_CONTEXT)}\n${runTogether(visible, index)}`);
   }
   const kinds = new Set<CredentialKind>();
   for (const view of views) {
     for (const kind of redactCredentials(view).kinds) kinds.add(kind);
   }
   return [...kinds];
+}
+
+/** The fields from `start` on, run together, up to {@link SPLIT_WINDOW} characters. */
+function runTogether(fields: readonly string[], start: number): string {
+  let window = '';
+  for (let index = start; index < fields.length && window.length < SPLIT_WINDOW; index++) {
+    window += fields[index]!;
+  }
+  return window.length > SPLIT_WINDOW ? window.slice(0, SPLIT_WINDOW) : window;
 }
 
 /**

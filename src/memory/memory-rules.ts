@@ -1,7 +1,7 @@
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import { type MemoryWriteProposal, type PolicyRule, policyRule } from '../policy/index.js';
-import { credentialKindsIn } from './credential-views.js';
+import { MAX_CHECKED_FIELDS, credentialKindsIn } from './credential-views.js';
 import { LOCK_QUOTA, QUOTA_COUNT, QUOTA_HAS, QUOTA_RESERVE } from './sql.js';
 
 /** Priority of the content rules: they run together, and the most restrictive verdict wins. */
@@ -29,8 +29,8 @@ export const memoryRules = {
    * Denies writes that carry something shaped like a credential (API keys, tokens, webhooks,
    * connection strings, private keys, passwords) in any field — content, subject, object, key,
    * tags, value — also split across fields or tags, broken by invisible characters or spaced
-   * out (see {@link credentialKindsIn}; the detector is the audit log's redactor).
-   * `MemoryManager` applies it by default.
+   * out (see {@link credentialKindsIn}; the detector is the audit log's redactor). A write
+   * with more than 4,096 text fields is denied unchecked. `MemoryManager` applies it by default.
    */
   denySecrets(): PolicyRule {
     return policyRule({
@@ -40,9 +40,19 @@ export const memoryRules = {
       appliesTo: ['memory_write'],
       evaluate: ({ proposal }) => {
         const write = memoryWrite(proposal);
-        const kinds = credentialKindsIn(
-          write.texts ?? [write.content, ...(write.key ? [write.key] : []), ...write.tags],
-        );
+        const texts = write.texts ?? [
+          write.content,
+          ...(write.key ? [write.key] : []),
+          ...write.tags,
+        ];
+        if (texts.length > MAX_CHECKED_FIELDS) {
+          return {
+            verdict: 'deny',
+            code: 'memory_write_denied',
+            reason: `the write has ${texts.length} text fields; at most ${MAX_CHECKED_FIELDS} can be checked for credentials — store fewer, larger fields`,
+          };
+        }
+        const kinds = credentialKindsIn(texts);
         if (kinds.length === 0) return undefined;
         return {
           verdict: 'deny',

@@ -51,6 +51,14 @@ describe('memoryRules', () => {
     expect(JSON.stringify(decision)).not.toContain('hunter2hunter2');
   });
 
+  it('denies, unchecked, a write with more text fields than the secret check covers', async () => {
+    const tags = (count: number) => Array.from({ length: count }, (_, index) => `t${index}x`);
+    expect((await engine.evaluate(proposal({ tags: tags(4_095) }))).verdict).toBe('allow');
+    const decision = await engine.evaluate(proposal({ tags: tags(4_096) }));
+    expect(decision).toMatchObject({ verdict: 'deny', ruleId: 'memory.deny_secrets' });
+    expect(decision.verdict === 'deny' && decision.reason).toContain('4097 text fields');
+  });
+
   it('denies or escalates tool-sourced writes', async () => {
     expect(await engine.evaluate(proposal({ source: 'tool' }))).toMatchObject({
       verdict: 'deny',
