@@ -1,7 +1,7 @@
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import { type MemoryWriteProposal, type PolicyRule, policyRule } from '../policy/index.js';
-import { MAX_CHECKED_FIELDS, credentialKindsIn } from './credential-views.js';
+import { credentialKindsIn, MAX_CHECKED_FIELDS } from './credential-views.js';
 import { LOCK_QUOTA, QUOTA_COUNT, QUOTA_HAS, QUOTA_RESERVE } from './sql.js';
 
 /** Priority of the content rules: they run together, and the most restrictive verdict wins. */
