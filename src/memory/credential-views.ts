@@ -25,7 +25,7 @@ export const MAX_CHECKED_FIELDS = 4_096;
  * linear pass, so the work is linear in the text for a bounded number of fields
  * ({@link MAX_CHECKED_FIELDS}); kinds are reported once each, never the values.
  *
- * @example credentialKindsIn(['deploy', 'sk-proj-abcdefghijklm', 'nopqrstuvwxyz0123']) // ['openai_key']
+ * @example credentialKindsIn(['deploy', 'sk-proj-abcdefghijklm', 'nopqrstuvwxyz0123']) // ['openai_api_key']
  */
 export function credentialKindsIn(texts: readonly string[]): CredentialKind[] {
   const visible = texts.map((text) =>
