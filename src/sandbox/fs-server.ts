@@ -21,6 +21,9 @@ const MAX_PATH_LENGTH = 4_096;
  * however the swap is timed. Everything the child sends is untrusted: a request that is not
  * one of the four operations with a string path, or a frame over the limit, ends the channel
  * (the child's later calls fail). Refused paths are reported to `report`, here in the parent.
+ * Requests are performed one at a time, and the channel is not read while one is pending or
+ * its answer is not yet taken by the child: a child that floods requests, or never reads the
+ * answers, holds at most one file's bytes in this process (the rest waits in the socket).
  * Returns the function that stops serving.
  */
 export function serveJailedFs(
@@ -30,12 +33,24 @@ export function serveJailedFs(
 ): () => void {
   const fs = createJailedFs(root, report, { maxReadBytes: MAX_FS_FILE_BYTES });
   const reader = new FrameReader();
-  const reply = (message: FsReply) => {
-    if (!channel.destroyed) channel.write(encodeFrame(message));
-  };
+  const queue: FsRequest[] = [];
+  let serving = false;
   const untrusted = (reason: string) => {
     report({ capability: 'fs', target: 'fs channel', reason });
     channel.destroy();
+  };
+  const serve = async () => {
+    if (serving) return;
+    serving = true;
+    channel.pause();
+    for (let request = queue.shift(); request && !channel.destroyed; request = queue.shift()) {
+      const reply = await perform(fs, request);
+      if (channel.destroyed) break;
+      if (!channel.write(encodeFrame(reply))) await drained(channel);
+    }
+    queue.length = 0;
+    serving = false;
+    if (!channel.destroyed) channel.resume();
   };
   channel.on('data', (chunk: Buffer) => {
     let frames: unknown[];
@@ -51,11 +66,25 @@ export function serveJailedFs(
         untrusted('a malformed request');
         return;
       }
-      void perform(fs, request).then(reply);
+      queue.push(request);
     }
+    void serve();
   });
   channel.on('error', () => undefined); // the child died or closed its end: nothing to answer
   return () => channel.destroy();
+}
+
+/** Resolves when `channel` can take more writes, or is closed. */
+function drained(channel: Duplex): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      channel.off('drain', done);
+      channel.off('close', done);
+      resolve();
+    };
+    channel.on('drain', done);
+    channel.on('close', done);
+  });
 }
 
 async function perform(
