@@ -154,7 +154,7 @@ export class SecretScrubber {
   scrubText(text: string, report?: ScrubReport): string {
     const withoutSecrets = this.scrubSecrets(text, report);
     if (cleanTexts.has(withoutSecrets)) return withoutSecrets;
-    const redaction = redactCleanMemo(withoutSecrets);
+    const redaction = redactRemembering(withoutSecrets);
     if (report) {
       for (const kind of redaction.kinds) {
         if (!report.credentials.includes(kind)) report.credentials.push(kind);
@@ -223,7 +223,6 @@ export class SecretScrubber {
 // dropped), so remembering costs no eviction per entry.
 const CLEAN_MEMO_GENERATION = 4096;
 const CLEAN_MEMO_MAX_LENGTH = 256;
-const NOTHING_FOUND: readonly CredentialKind[] = Object.freeze([]);
 const cleanTexts = {
   current: new Set<string>(),
   previous: new Set<string>(),
@@ -239,8 +238,8 @@ const cleanTexts = {
   },
 };
 
-function redactCleanMemo(text: string): CredentialRedaction {
-  if (cleanTexts.has(text)) return { text, kinds: NOTHING_FOUND as CredentialKind[] };
+/** `redactCredentials(text)`, remembering `text` when it is short and nothing was found. */
+function redactRemembering(text: string): CredentialRedaction {
   const redaction = redactCredentials(text);
   if (redaction.kinds.length === 0 && text.length <= CLEAN_MEMO_MAX_LENGTH) cleanTexts.add(text);
   return redaction;
