@@ -8,6 +8,16 @@ import type { SandboxViolation } from './sandbox.js';
 
 type Report = (violation: SandboxViolation) => void;
 
+/** Reports `error` to `report` when it is a refused path (`sandbox_violation`), else nothing. */
+export function reportFsViolation(error: unknown, report: Report): void {
+  if (!VeridexError.is(error, 'sandbox_violation')) return;
+  report({
+    capability: 'fs',
+    target: String(error.details.path),
+    reason: String(error.details.reason),
+  });
+}
+
 /**
  * A file system view jailed to `root`: tools read and write inside it only. Every path is
  * checked lexically ({@link jailComponents}) and then walked one directory at a time from the
@@ -30,13 +40,7 @@ export function createJailedFs(
     try {
       return await run();
     } catch (error) {
-      if (VeridexError.is(error, 'sandbox_violation')) {
-        report({
-          capability: 'fs',
-          target: String(error.details.path),
-          reason: String(error.details.reason),
-        });
-      }
+      reportFsViolation(error, report);
       throw error;
     }
   };

@@ -3,6 +3,7 @@ import { ERROR_CODES, VeridexError, type VeridexErrorCode } from '../errors/inde
 import type { JailedFs } from '../tools/types.js';
 import type { ChildError } from './child-protocol.js';
 import { encodeFrame, FrameReader, type FsReply, type FsRequest } from './fs-channel.js';
+import { reportFsViolation } from './jailed-fs.js';
 import { jailComponents } from './safe-resolve.js';
 import type { SandboxViolation } from './sandbox.js';
 
@@ -59,13 +60,7 @@ export function remoteJailedFs(
     try {
       jailComponents(request.path);
     } catch (error) {
-      if (VeridexError.is(error, 'sandbox_violation')) {
-        report({
-          capability: 'fs',
-          target: String(error.details.path),
-          reason: String(error.details.reason),
-        });
-      }
+      reportFsViolation(error, report);
       return Promise.reject(error);
     }
     if (broken) return Promise.reject(broken);
