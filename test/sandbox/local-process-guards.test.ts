@@ -45,6 +45,24 @@ async function attack(subject: AnyGovernedTool, arg: unknown) {
   return { result, violations: securityEvents };
 }
 
+/**
+ * Runs a racing tool while a second process swaps `race/a` between a directory and a symlink
+ * out of the jail; returns the tool's tally of outcomes.
+ */
+async function underSwapRace(
+  subject: AnyGovernedTool,
+  arg: unknown,
+): Promise<Record<string, number>> {
+  const racer = startSwapRacer(join(jail, 'race'), 'a', outside);
+  try {
+    await racer.started;
+    const { result } = await attack(subject, arg);
+    return JSON.parse((result as { output: { result: string } }).output.result);
+  } finally {
+    await racer.stop();
+  }
+}
+
 /** Runs the tool's execute right here, with no sandbox: the attack as it works unguarded. */
 function unguarded(subject: AnyGovernedTool, arg: unknown): Promise<unknown> {
   return subject.execute({
@@ -164,19 +182,11 @@ describe('LocalProcessSandbox guards', () => {
   });
 
   it('never reads outside the jail while a second process swaps a directory for a symlink', async () => {
-    const racer = startSwapRacer(join(jail, 'race'), 'a', outside);
-    let seen: Record<string, number>;
-    try {
-      await racer.started;
-      const { result } = await attack(hostile.raceRead, {
-        path: 'race/a/b/file.txt',
-        rounds: 200_000,
-        disturbed: 3_000,
-      });
-      seen = JSON.parse((result as { output: { result: string } }).output.result);
-    } finally {
-      await racer.stop();
-    }
+    const seen = await underSwapRace(hostile.raceRead, {
+      path: 'race/a/b/file.txt',
+      rounds: 200_000,
+      disturbed: 3_000,
+    });
     expect(seen.SECRET, JSON.stringify(seen)).toBeUndefined();
     expect(
       Boolean(seen.inside) && Object.keys(seen).some((outcome) => outcome !== 'inside'),
@@ -185,19 +195,11 @@ describe('LocalProcessSandbox guards', () => {
   }, 60_000);
 
   it('never writes outside the jail while a second process swaps a directory for a symlink', async () => {
-    const racer = startSwapRacer(join(jail, 'race'), 'a', outside);
-    let seen: Record<string, number>;
-    try {
-      await racer.started;
-      const { result } = await attack(hostile.raceWrite, {
-        dir: 'race/a/b',
-        rounds: 4_000,
-        disturbed: 300,
-      });
-      seen = JSON.parse((result as { output: { result: string } }).output.result);
-    } finally {
-      await racer.stop();
-    }
+    const seen = await underSwapRace(hostile.raceWrite, {
+      dir: 'race/a/b',
+      rounds: 4_000,
+      disturbed: 300,
+    });
     // Every write landed in the jail: nothing was planted beside the outside file.
     expect(readdirSync(join(outside, 'b')), JSON.stringify(seen)).toEqual(['file.txt']);
     expect(seen.written, JSON.stringify(seen)).toBeGreaterThan(0);
