@@ -1,7 +1,7 @@
 import type { ToolCall } from '@langchain/core/messages';
 import { interrupt } from '@langchain/langgraph';
 import type { DecisionRefusal } from '../approvals/index.js';
-import { AuditBatch, deriveEventId } from '../audit/index.js';
+import { type AppendEventInput, AuditBatch, deriveEventId } from '../audit/index.js';
 import { executeTool } from '../tools/execute-tool.js';
 import type { AnyGovernedTool, ToolRunFailure, ToolRunResult } from '../tools/index.js';
 import { modelSafeText } from '../tools/model-safe-text.js';
@@ -29,6 +29,11 @@ export interface DecideOptions {
   suspend: boolean;
   /** The tool object the caller holds (single-call paths): its own pin is checked, and it runs. */
   tool?: AnyGovernedTool;
+  /**
+   * Events of the caller's that go first in the planning events' append, in the same write
+   * (the middleware's `run_started`, so recording the run costs no write of its own).
+   */
+  leading?: readonly AppendEventInput[];
 }
 
 /**
@@ -56,6 +61,7 @@ export async function decideCalls(
     audit: runtime.audit,
     events: new AuditBatch(runtime.audit),
   };
+  for (const event of options.leading ?? []) context.events.append(event);
   let plans: CallPlan[] = [];
   for (const call of calls) plans.push(await planCall(call, context, options.tool));
   await context.events.flush();

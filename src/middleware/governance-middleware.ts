@@ -23,6 +23,7 @@ import {
   type ModelRequestLike,
 } from './model-hooks.js';
 import { RunClock } from './run-clock.js';
+import type { RunStartHook } from './run-start.js';
 import { approvalGate, governToolCall, type ToolCallRequestLike } from './tool-hooks.js';
 
 /**
@@ -71,6 +72,9 @@ export type GovernanceMiddleware = ReturnType<typeof createMiddleware> & {
  * LangChain's `{ decisions: [...] }`), sandbox, sanitiser and the at-most-once ledger — with
  * the model side around it: run budgets (`beforeModel`), the context compiler
  * (`wrapModelCall`), memory, and the evidence bundle sealed when the run ends (`afterAgent`).
+ * Only the hooks the options need are added; each run's `run_started` event is written by the
+ * budget or memory step, else by the model wrapper, else with the run's first governed tool
+ * calls (a run that calls no tool then records nothing).
  *
  * Order in `middleware` (first listed is outermost): put it first so every other middleware's
  * tool calls and model calls happen inside its governance; middleware listed after it wraps
@@ -96,7 +100,30 @@ export function governanceMiddleware(
     );
   }
   const clock = new RunClock(budget?.maxWallClockMs);
-  const toolSide = { runtime, tools, clock, signal: budget?.signal };
+  type State = { messages: BaseMessage[] } & Record<string, unknown>;
+  // Each hook other than the wrappers is a node of the agent's graph, a step (and a checkpoint)
+  // on every turn; each wrapper costs on every call it wraps: only the ones a configuration
+  // needs are added.
+  const budgeted =
+    budget !== undefined &&
+    (budget.maxTokens !== undefined ||
+      budget.maxToolCalls !== undefined ||
+      budget.maxWallClockMs !== undefined ||
+      budget.signal !== undefined);
+  const modelStep = budgeted || options.memory !== undefined;
+  const wrapsModel = options.context !== undefined || options.evidence !== undefined;
+  const runStart: RunStartHook = modelStep
+    ? 'beforeModel'
+    : wrapsModel
+      ? 'wrapModelCall'
+      : 'toolCalls';
+  const toolSide = {
+    runtime,
+    tools,
+    clock,
+    signal: budget?.signal,
+    startsRuns: runStart === 'toolCalls',
+  };
   const sealed = new Map<string, SealedEvidence>();
   const modelSide: ModelGovernance = {
     audit: runtime.audit,
@@ -107,23 +134,15 @@ export function governanceMiddleware(
     memory: options.memory ? memoryNodes(options.memory.manager, options.memory) : undefined,
     evidence: options.evidence,
     sealed,
+    runStart,
   };
-  type State = { messages: BaseMessage[] } & Record<string, unknown>;
-  // Each hook other than the wrappers is a node of the agent's graph, a step (and a checkpoint)
-  // on every turn: only the ones a configuration needs are added.
-  const budgeted =
-    budget !== undefined &&
-    (budget.maxTokens !== undefined ||
-      budget.maxToolCalls !== undefined ||
-      budget.maxWallClockMs !== undefined ||
-      budget.signal !== undefined);
   const gate = tools.bindings.length > 0;
-  const ending = budgeted || options.memory !== undefined || options.evidence !== undefined;
+  const ending = modelStep || options.evidence !== undefined;
   const hooks = {
     name: options.name ?? 'VeridexGovernance',
     ...(options.memory ? { stateSchema: MemoryAnnotation } : {}),
     tools: tools.bindings,
-    ...(budgeted || options.memory
+    ...(modelStep
       ? {
           beforeModel: {
             canJumpTo: ['end'],
@@ -132,8 +151,12 @@ export function governanceMiddleware(
           },
         }
       : {}),
-    wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) =>
-      handler(await compileModelRequest(request as ModelRequestLike, modelSide)),
+    ...(wrapsModel
+      ? {
+          wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) =>
+            handler(await compileModelRequest(request as ModelRequestLike, modelSide)),
+        }
+      : {}),
     ...(gate
       ? {
           afterModel: async (state: unknown, hook: unknown) => {

@@ -1,9 +1,4 @@
-import {
-  type BaseMessage,
-  isAIMessage,
-  isHumanMessage,
-  isSystemMessage,
-} from '@langchain/core/messages';
+import { type BaseMessage, isSystemMessage } from '@langchain/core/messages';
 import { type AuditLog, deriveEventId, type EvidenceSigner } from '../audit/index.js';
 import type { ContextCompiler, ContextMemory, ContextTool } from '../context/index.js';
 import type { MemoryManager } from '../memory/index.js';
@@ -13,6 +8,7 @@ import { budgetExhausted } from '../nodes/route-after-tools.js';
 import { tokensUsedThisRun } from '../nodes/run-budget.js';
 import { configOf, type HookRuntime, threadIdOf } from './call-scope.js';
 import type { RunClock } from './run-clock.js';
+import { type RunStartHook, runIdOf, runStartedEvent } from './run-start.js';
 
 /** Where and how runs are sealed into evidence bundles (`afterAgent`). */
 export interface MiddlewareEvidenceOptions {
@@ -42,33 +38,26 @@ export interface ModelGovernance {
   evidence?: MiddlewareEvidenceOptions | undefined;
   /** The last bundle sealed per thread. */
   sealed: Map<string, SealedEvidence>;
+  /** The hook that starts runs (their clock and `run_started` event). */
+  runStart: RunStartHook;
 }
 
 type State = { messages: BaseMessage[] } & Record<string, unknown>;
 
 /**
  * A run starts (its first model call since the user's last message): its clock, and a
- * `run_started` event (its id derived from where the run starts, so a re-run writes it once).
- * Called from `wrapModelCall`, so the middleware adds no graph step for it.
+ * `run_started` event. Called from the hook that {@link ModelGovernance.runStart} names, so the
+ * middleware adds no graph step for it.
  */
 export async function startRunOnFirstCall(
   messages: readonly BaseMessage[],
   hook: HookRuntime,
   model: ModelGovernance,
 ): Promise<void> {
-  const threadId = threadIdOf(hook);
-  if (!threadId) return;
-  const start = messages.findLastIndex((message) => isHumanMessage(message));
-  if (messages.slice(start + 1).some((message) => isAIMessage(message))) return;
-  model.clock.start(threadId);
-  const runId = runIdOf(hook, threadId);
-  await model.audit.append({
-    threadId,
-    runId,
-    eventId: deriveEventId(threadId, 'run_started', runId, start),
-    type: 'run_started',
-    payload: { messages: messages.length },
-  });
+  const event = runStartedEvent(messages, hook, 'before_model');
+  if (!event) return;
+  model.clock.start(event.threadId);
+  await model.audit.append(event);
 }
 
 /**
@@ -77,6 +66,7 @@ export async function startRunOnFirstCall(
  * a `budget_exhausted` event) before another model call; then memory recall.
  */
 export async function beforeModelCall(state: State, hook: HookRuntime, model: ModelGovernance) {
+  if (model.runStart === 'beforeModel') await startRunOnFirstCall(state.messages, hook, model);
   const threadId = threadIdOf(hook);
   const exhausted = (() => {
     const used = tokensUsedThisRun(state.messages);
@@ -123,7 +113,9 @@ export async function compileModelRequest<Request extends ModelRequestLike>(
   request: Request,
   model: ModelGovernance,
 ): Promise<Request> {
-  await startRunOnFirstCall(request.state.messages ?? request.messages, request.runtime, model);
+  if (model.runStart === 'wrapModelCall') {
+    await startRunOnFirstCall(request.state.messages ?? request.messages, request.runtime, model);
+  }
   if (!model.context) return request;
   const threadId = threadIdOf(request.runtime);
   const memories = request.state.memories as readonly ContextMemory[] | undefined;
@@ -165,9 +157,4 @@ export async function finishRun(state: State, hook: HookRuntime, model: ModelGov
     model.evidence.onSealed?.(threadId, sealed);
   }
   return update;
-}
-
-function runIdOf(hook: HookRuntime, threadId: string): string {
-  const runId = hook.configurable?.run_id;
-  return typeof runId === 'string' && runId !== '' ? runId : threadId;
 }

@@ -6,6 +6,7 @@ import {
 } from '@langchain/core/messages';
 import type { Command } from '@langchain/langgraph';
 import { HOST_INVOKE, type HostedRuntime } from '../adapters/hosted-langchain-tool.js';
+import type { AppendEventInput } from '../audit/index.js';
 import {
   decideCalls,
   executePlan,
@@ -17,6 +18,7 @@ import { isGraphBubbleUp } from '../tools/graph-signals.js';
 import { canWait, type HookRuntime, hookScope } from './call-scope.js';
 import type { MiddlewareTools } from './middleware-tools.js';
 import type { RunClock } from './run-clock.js';
+import { runStartedEvent } from './run-start.js';
 
 /** What the tool-side hooks share. */
 export interface ToolGovernance {
@@ -24,6 +26,8 @@ export interface ToolGovernance {
   tools: MiddlewareTools;
   clock: RunClock;
   signal?: AbortSignal | undefined;
+  /** The tool side writes `run_started` (no model-side hook of the middleware does). */
+  startsRuns: boolean;
 }
 
 /** The part of LangChain's `ToolCallRequest` the middleware reads. */
@@ -63,7 +67,10 @@ export async function approvalGate(
   if (calls.length === 0) return;
   const { scope, runtime } = hookScope(hook, messages, governance);
   try {
-    await decideCalls(calls, runtime, scope, { suspend: true });
+    await decideCalls(calls, runtime, scope, {
+      suspend: true,
+      ...runStart(messages, hook, governance),
+    });
   } catch (error) {
     // Suspended for people: their time is not the run's.
     if (isGraphBubbleUp(error)) governance.clock.stop(scope.threadId);
@@ -112,6 +119,7 @@ export async function governToolCall(
     const [plan] = await decideCalls([call], runtime, scope, {
       suspend: canWait(hook),
       ...(resolved ? { tool: resolved.tool } : {}),
+      ...runStart(request.state.messages ?? [], hook, governance),
     });
     const result =
       plan!.kind === 'allowed'
@@ -127,4 +135,15 @@ export async function governToolCall(
     if (isGraphBubbleUp(error)) governance.clock.stop(scope.threadId);
     throw error;
   }
+}
+
+/** The run's `run_started` event, where the tool side records runs and this is their first turn. */
+function runStart(
+  messages: readonly BaseMessage[],
+  hook: HookRuntime,
+  governance: ToolGovernance,
+): { leading?: AppendEventInput[] } {
+  if (!governance.startsRuns) return {};
+  const event = runStartedEvent(messages, hook, 'after_model');
+  return event ? { leading: [event] } : {};
 }
