@@ -3,7 +3,13 @@ import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ApprovalManager } from '../../src/approvals/index.js';
-import { AuditLog, Ed25519Signer, type TraceEvent, verifyEvidence } from '../../src/audit/index.js';
+import {
+  AuditLog,
+  Ed25519Signer,
+  PostgresAuditStore,
+  type TraceEvent,
+  verifyEvidence,
+} from '../../src/audit/index.js';
 import { ContextCompiler } from '../../src/context/index.js';
 import {
   type GovernanceMiddlewareOptions,
@@ -12,6 +18,7 @@ import {
 import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js';
 import { tool } from '../../src/tools/index.js';
 import { signAs, TEST_APPROVERS, testApproverInits } from '../support/approvers.js';
+import { describeEachDatabase } from '../support/databases.js';
 
 // Each run of a governed agent is recorded once, by whichever hook the configuration has: the
 // budget step, the model wrapper, or — in the minimal middleware, which wraps no model call —
@@ -39,8 +46,11 @@ const call = (name: string, sku: string) => ({
   args: name === 'refund' ? { order: sku } : { sku },
 });
 
-function agentWith(turns: ScriptedTurn[], options: Partial<GovernanceMiddlewareOptions> = {}) {
-  const audit = new AuditLog();
+function agentWith(
+  turns: ScriptedTurn[],
+  options: Partial<GovernanceMiddlewareOptions> = {},
+  audit = new AuditLog(),
+) {
   const approvals = new ApprovalManager({ audit, approvers: testApproverInits(TEST_APPROVERS) });
   const middleware = governanceMiddleware({
     tools: [lookup, refund],
@@ -170,5 +180,25 @@ describe('run_started where the configuration has a model hook', () => {
       'run_started',
       'run_completed',
     ]);
+  });
+});
+
+describeEachDatabase('run_started on a database audit log', ({ db }) => {
+  // Parallel calls of the run's first turn each carry the event in their own audit write, in
+  // concurrent transactions: the store keeps one, and the chain stays valid.
+  it('is stored once when the first turn calls tools in parallel', async () => {
+    const audit = new AuditLog({ store: new PostgresAuditStore(db()) });
+    const turns: ScriptedTurn[] = [
+      { toolCalls: ['a', 'b', 'c', 'd'].map((sku) => call('lookup', sku)) },
+      'done',
+    ];
+    const { agent } = agentWith(turns, {}, audit);
+    const config = thread();
+    await agent.invoke(ask('four at once'), config);
+    const events = await audit.events(config.configurable.thread_id);
+    expect(events[0]?.type).toBe('run_started');
+    expect(started(events)).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'tool_executed')).toHaveLength(4);
+    expect((await audit.verify(config.configurable.thread_id)).valid).toBe(true);
   });
 });
