@@ -1,3 +1,4 @@
+import { tool as langchainTool } from '@langchain/core/tools';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
@@ -114,6 +115,39 @@ describe('run_started in the minimal middleware (no model hook)', () => {
       { messages: 7 },
     ]);
     expect((await audit.verify(config.configurable.thread_id)).valid).toBe(true);
+  });
+
+  it('is written by the tool hook when the agent has only its own LangChain tools (no approval gate)', async () => {
+    const audit = new AuditLog();
+    const lookupStock = langchainTool(async ({ sku }) => `in stock: ${sku}`, {
+      name: 'lookup_stock',
+      description: 'Looks stock up.',
+      schema: z.object({ sku: z.string() }),
+    });
+    const middleware = governanceMiddleware({ audit, safetyClasses: { lookup_stock: 'read' } });
+    expect(middleware.afterModel).toBeUndefined();
+    const agent = createAgent({
+      model: scriptedModel([
+        { toolCalls: [{ name: 'lookup_stock', args: { sku: 'a' } }] },
+        { toolCalls: [{ name: 'lookup_stock', args: { sku: 'b' } }] },
+        'done',
+      ]),
+      tools: [lookupStock],
+      middleware: [middleware] as never,
+      checkpointer: new MemorySaver(),
+    }) as unknown as { invoke(input: unknown, config: unknown): Promise<unknown> };
+    const config = thread();
+    await agent.invoke(ask('two lookups'), config);
+    const events = await audit.events(config.configurable.thread_id);
+    expect(types(events)).toEqual([
+      'run_started',
+      'tool_proposed',
+      'policy_decision',
+      'tool_executed',
+      'tool_proposed',
+      'policy_decision',
+      'tool_executed',
+    ]);
   });
 
   it('records a run once when its first turn calls tools in parallel', async () => {
