@@ -63,10 +63,11 @@ export async function startRunOnFirstCall(
 /**
  * `beforeModel`: the run budgets — tokens spent this run, tool fuel (a `budget_exhausted`
  * answer from the tools), wall clock and cancellation — end the run cleanly (`jumpTo: 'end'`,
- * a `budget_exhausted` event) before another model call; then memory recall.
+ * a `budget_exhausted` event) before another model call; then memory recall. Where this step
+ * exists it is the hook that starts runs (`runStart` is `'beforeModel'`).
  */
 export async function beforeModelCall(state: State, hook: HookRuntime, model: ModelGovernance) {
-  if (model.runStart === 'beforeModel') await startRunOnFirstCall(state.messages, hook, model);
+  await startRunOnFirstCall(state.messages, hook, model);
   const threadId = threadIdOf(hook);
   const exhausted = (() => {
     const used = tokensUsedThisRun(state.messages);
