@@ -1,26 +1,50 @@
 import { readFileSync } from 'node:fs';
 import { VeridexError } from '../errors/index.js';
-import { APPROVALS_USAGE, approvalsCommand } from './approvals-command.js';
-import { APPROVERS_USAGE, approversCommand } from './approvers-command.js';
-import { AUDIT_USAGE, auditCommand } from './audit-command.js';
-import { DEMO_USAGE, demoCommand } from './demo-command.js';
 import { type CliIo, EXIT, processIo, UsageError } from './io.js';
-import { KEYS_USAGE, keysCommand } from './keys-command.js';
-import { RUNS_USAGE, runsCommand } from './runs-command.js';
-import { SERVE_USAGE, serveCommand } from './serve-command.js';
-import { VERIFY_USAGE, verifyCommand } from './verify-command.js';
 
 type Command = (argv: string[], io: CliIo) => number | Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; usage: string }> = {
-  demo: { run: demoCommand, usage: DEMO_USAGE },
-  approvals: { run: approvalsCommand, usage: APPROVALS_USAGE },
-  approvers: { run: approversCommand, usage: APPROVERS_USAGE },
-  verify: { run: verifyCommand, usage: VERIFY_USAGE },
-  audit: { run: auditCommand, usage: AUDIT_USAGE },
-  keys: { run: keysCommand, usage: KEYS_USAGE },
-  runs: { run: runsCommand, usage: RUNS_USAGE },
-  serve: { run: (argv, io) => serveCommand(argv, io), usage: SERVE_USAGE },
+/** A command's code and usage text, loaded when the command is run. */
+interface LoadedCommand {
+  run: Command;
+  usage: string;
+}
+
+// Each command is imported only when it runs: the whole library takes ~1 s to load, a command
+// like `approvals list` needs a fifth of it, and `--help` none of it.
+const COMMANDS: Record<string, () => Promise<LoadedCommand>> = {
+  demo: async () => {
+    const { demoCommand, DEMO_USAGE } = await import('./demo-command.js');
+    return { run: demoCommand, usage: DEMO_USAGE };
+  },
+  approvals: async () => {
+    const { approvalsCommand, APPROVALS_USAGE } = await import('./approvals-command.js');
+    return { run: approvalsCommand, usage: APPROVALS_USAGE };
+  },
+  approvers: async () => {
+    const { approversCommand, APPROVERS_USAGE } = await import('./approvers-command.js');
+    return { run: approversCommand, usage: APPROVERS_USAGE };
+  },
+  verify: async () => {
+    const { verifyCommand, VERIFY_USAGE } = await import('./verify-command.js');
+    return { run: verifyCommand, usage: VERIFY_USAGE };
+  },
+  audit: async () => {
+    const { auditCommand, AUDIT_USAGE } = await import('./audit-command.js');
+    return { run: auditCommand, usage: AUDIT_USAGE };
+  },
+  keys: async () => {
+    const { keysCommand, KEYS_USAGE } = await import('./keys-command.js');
+    return { run: keysCommand, usage: KEYS_USAGE };
+  },
+  runs: async () => {
+    const { runsCommand, RUNS_USAGE } = await import('./runs-command.js');
+    return { run: runsCommand, usage: RUNS_USAGE };
+  },
+  serve: async () => {
+    const { serveCommand, SERVE_USAGE } = await import('./serve-command.js');
+    return { run: (argv, io) => serveCommand(argv, io), usage: SERVE_USAGE };
+  },
 };
 
 const HELP = `veridex — governance for LangGraph.js
@@ -64,11 +88,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     io.out(HELP);
     return name ? EXIT.ok : EXIT.usage;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
     io.err(`Unknown command "${name}".\n\n${HELP}`);
     return EXIT.usage;
   }
+  const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
     io.out(command.usage);
     return EXIT.ok;

@@ -80,6 +80,10 @@ describe('veridex keys generate / veridex verify (real process)', () => {
     ).toBe(2);
     expect((await runVeridex(['verify', bundlePath, '--key', 'zzz'])).code).toBe(2);
     expect((await runVeridex(['nonsense'])).code).toBe(2);
-    // Four real CLI processes in a row: generous for a loaded 2-core machine (~15 s each there).
+    // A name every object has is not a command either.
+    const inherited = await runVeridex(['toString']);
+    expect(inherited.code).toBe(2);
+    expect(inherited.stderr).toContain('Unknown command "toString"');
+    // Five real CLI processes in a row: generous for a loaded 2-core machine (~15 s each there).
   }, 240_000);
 });
