@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/support/slow-first-sequencer.js';
 
 const src = fileURLToPath(new URL('./src/', import.meta.url));
 
@@ -22,5 +23,6 @@ export default defineConfig({
     // PGlite instances cost ~700 MB each; two workers keep a 2-core machine busy without swapping.
     maxWorkers: 2,
     setupFiles: ['test/support/setup.ts'],
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });
