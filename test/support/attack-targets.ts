@@ -139,7 +139,8 @@ const step = () => {
     move(hidden, real);
   }
   if (!announced) { announced = true; process.stdout.write('swapping\\n'); }
-  if (stopping) { rmSync(link, { force: true }); process.exit(0); }
+  // A tool's write may have left a directory where the link was: remove either.
+  if (stopping) { rmSync(link, { recursive: true, force: true }); process.exit(0); }
   setImmediate(step);
 };
 step();
