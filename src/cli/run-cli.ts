@@ -13,38 +13,31 @@ interface LoadedCommand {
 // Each command is imported only when it runs: the whole library takes ~1 s to load, a command
 // like `approvals list` needs a fifth of it, and `--help` none of it.
 const COMMANDS: Record<string, () => Promise<LoadedCommand>> = {
-  demo: async () => {
-    const { demoCommand, DEMO_USAGE } = await import('./demo-command.js');
-    return { run: demoCommand, usage: DEMO_USAGE };
-  },
-  approvals: async () => {
-    const { approvalsCommand, APPROVALS_USAGE } = await import('./approvals-command.js');
-    return { run: approvalsCommand, usage: APPROVALS_USAGE };
-  },
-  approvers: async () => {
-    const { approversCommand, APPROVERS_USAGE } = await import('./approvers-command.js');
-    return { run: approversCommand, usage: APPROVERS_USAGE };
-  },
-  verify: async () => {
-    const { verifyCommand, VERIFY_USAGE } = await import('./verify-command.js');
-    return { run: verifyCommand, usage: VERIFY_USAGE };
-  },
-  audit: async () => {
-    const { auditCommand, AUDIT_USAGE } = await import('./audit-command.js');
-    return { run: auditCommand, usage: AUDIT_USAGE };
-  },
-  keys: async () => {
-    const { keysCommand, KEYS_USAGE } = await import('./keys-command.js');
-    return { run: keysCommand, usage: KEYS_USAGE };
-  },
-  runs: async () => {
-    const { runsCommand, RUNS_USAGE } = await import('./runs-command.js');
-    return { run: runsCommand, usage: RUNS_USAGE };
-  },
-  serve: async () => {
-    const { serveCommand, SERVE_USAGE } = await import('./serve-command.js');
-    return { run: (argv, io) => serveCommand(argv, io), usage: SERVE_USAGE };
-  },
+  demo: () =>
+    import('./demo-command.js').then((m) => ({ run: m.demoCommand, usage: m.DEMO_USAGE })),
+  approvals: () =>
+    import('./approvals-command.js').then((m) => ({
+      run: m.approvalsCommand,
+      usage: m.APPROVALS_USAGE,
+    })),
+  approvers: () =>
+    import('./approvers-command.js').then((m) => ({
+      run: m.approversCommand,
+      usage: m.APPROVERS_USAGE,
+    })),
+  verify: () =>
+    import('./verify-command.js').then((m) => ({ run: m.verifyCommand, usage: m.VERIFY_USAGE })),
+  audit: () =>
+    import('./audit-command.js').then((m) => ({ run: m.auditCommand, usage: m.AUDIT_USAGE })),
+  keys: () =>
+    import('./keys-command.js').then((m) => ({ run: m.keysCommand, usage: m.KEYS_USAGE })),
+  runs: () =>
+    import('./runs-command.js').then((m) => ({ run: m.runsCommand, usage: m.RUNS_USAGE })),
+  serve: () =>
+    import('./serve-command.js').then((m) => ({
+      run: (argv, io) => m.serveCommand(argv, io),
+      usage: m.SERVE_USAGE,
+    })),
 };
 
 const HELP = `veridex — governance for LangGraph.js

@@ -3,7 +3,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Test files that start many real processes (tsx children, PGlite on disk, the CLI), longest
- * first: 40–100 s each on a loaded 2-core machine (2026-11-27), where most files take under 15.
+ * first: 20–100 s each on a 2-core machine (2026-11-27), where most files take under 15.
  */
 const SLOW_FILES = [
   'test/nodes/cross-process-approval.test.ts',
@@ -18,7 +18,7 @@ const SLOW_FILES = [
 
 /**
  * Runs the slow files first, then the rest in vitest's own order. On a clean clone (CI) vitest
- * knows no durations and starts the largest files first, so a short file that runs for 80 s
+ * knows no durations and starts the largest files first, so a small file that runs for 80 s
  * (`examples.test.ts`) ran last, alone on one worker while the other sat idle.
  */
 export default class SlowFirstSequencer extends BaseSequencer {
