@@ -73,7 +73,7 @@ async function scenario(
   expect(started.status).toBe('suspended');
   const approvalId = String(started.approvalId);
   const listed = await runVeridex(['approvals', 'list', ...cli.args], options);
-  expect(listed.stdout).toContain(approvalId);
+  expect(listed.stdout, listed.stderr).toContain(approvalId);
   const approve = (...rest: string[]) =>
     runVeridex(['approvals', 'approve', approvalId, ...rest, ...cli.args], options);
   // The agent's key: `Payout-Bot` is the proposer `payout-bot`, whatever the spelling.
