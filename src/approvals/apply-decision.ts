@@ -38,6 +38,12 @@ export interface DecisionAttempt {
 export interface DecisionRules {
   /** How far a statement's `decidedAt` may lie in the future, or before the request was opened. */
   maxClockSkewMs: number;
+  /**
+   * The identity mode of the process deciding (its `ApprovalManager`'s configuration). A bare
+   * decision counts only when both this and the request say `unverified`: the request's
+   * recorded mode alone is a database value an insider can flip.
+   */
+  identityMode: 'signed' | 'unverified';
 }
 
 /**
@@ -167,7 +173,9 @@ function checkBinding(
   rules: DecisionRules,
 ): { code: VeridexErrorCode; message: string } | undefined {
   if (!attempt.signed) {
-    if (request.identityMode === 'unverified') return undefined;
+    if (request.identityMode === 'unverified' && rules.identityMode === 'unverified') {
+      return undefined;
+    }
     return {
       code: 'decision_unsigned',
       message: `Approval ${request.id} counts only signed decisions: sign with the approver's key (signDecision, or \`veridex approvals approve <id> --key <file>\`). Bare names are accepted only by an ApprovalManager in the explicit identity: 'unverified' development mode.`,
@@ -208,9 +216,19 @@ function checkBinding(
   return undefined;
 }
 
-function mayDecideAt(tier: ApprovalTier, attempt: DecisionAttempt): boolean {
+/**
+ * Whether `attempt`'s approver may decide at `tier`: named there by id or by one of their
+ * directory roles (`role:<name>`), or the tier takes any approver. Identities that do not
+ * canonicalise never match. The one rule the inbox's listing, a decision and the proof before
+ * execution all apply.
+ */
+export function mayDecideAt(
+  tier: ApprovalTier,
+  attempt: Pick<DecisionAttempt, 'approver' | 'roles'>,
+): boolean {
   if (tier.approvers === '*') return true;
   const approverKey = tryIdentityKey(attempt.approver);
+  if (approverKey === undefined) return false;
   const roleKeys = new Set(attempt.roles.map((role) => tryIdentityKey(role)));
   return tier.approvers.some((entry) => {
     const key = tryIdentityKey(entry.startsWith('role:') ? entry.slice('role:'.length) : entry);

@@ -19,10 +19,16 @@ import {
 } from '../identity/index.js';
 import { toolProposalEnvelope } from '../policy/proposals.js';
 import type { PolicyDecision, Proposal } from '../policy/types.js';
-import { advanceTiers, applyDecision, type DecisionAttempt } from './apply-decision.js';
+import {
+  advanceTiers,
+  applyDecision,
+  type DecisionAttempt,
+  mayDecideAt,
+} from './apply-decision.js';
 import type { ApprovalStore } from './approval-store.js';
 import { MemoryApprovalStore } from './memory-approval-store.js';
 import { PostgresApprovalStore } from './postgres-approval-store.js';
+import { type ApprovalProof, proveEdit, proveQuorum } from './prove-approval.js';
 import type {
   ApprovalPack,
   ApprovalRequest,
@@ -251,19 +257,68 @@ export class ApprovalManager {
     if (!filter.approver) return pending;
     const approver = tryIdentityKey(filter.approver);
     if (approver === undefined) return [];
-    const roles = ((await this.directory.get(filter.approver))?.roles ?? []).map(tryIdentityKey);
-    const named = (entry: string) =>
-      entry.startsWith('role:')
-        ? roles.includes(tryIdentityKey(entry.slice('role:'.length)))
-        : tryIdentityKey(entry) === approver;
-    return pending.filter((request) => {
-      const tier = request.tiers[request.tierIndex]!;
-      return (
+    const who = {
+      approver: filter.approver,
+      roles: (await this.directory.get(filter.approver))?.roles ?? [],
+    };
+    return pending.filter(
+      (request) =>
         ![request.proposer, ...request.proposers].some((p) => tryIdentityKey(p) === approver) &&
-        (tier.approvers === '*' || tier.approvers.some(named)) &&
-        !request.decisions.some((recorded) => tryIdentityKey(recorded.approver) === approver)
-      );
-    });
+        mayDecideAt(request.tiers[request.tierIndex]!, who) &&
+        !request.decisions.some((recorded) => tryIdentityKey(recorded.approver) === approver),
+    );
+  }
+
+  /**
+   * Proves, before a call runs, that `request` really holds what its status claims, from the
+   * recorded decisions alone: for `approved`, a quorum of decisions that re-verify (see
+   * {@link proveQuorum}); for `edited`, the edit's own signed decision ({@link proveEdit}). The
+   * tiers and proposers are derived from this manager's configuration and the live policy
+   * decision, and bare names count only when this manager runs the `unverified` mode — so an
+   * insider who edits the row's status, identity mode, tiers or decisions moves nothing.
+   * A failed proof is written as a `security_event` (`approval_unproven`).
+   */
+  async prove(
+    request: ApprovalRequest,
+    proposal: Proposal,
+    decision: EscalateDecision,
+    options: { editors?: readonly string[] } = {},
+  ): Promise<ApprovalProof> {
+    const expected = {
+      proposalHash: proposal.hash,
+      tiers: this.#tiersFor(decision),
+      proposers: uniqueIdentities([
+        proposal.proposer,
+        ...this.#operators,
+        ...(options.editors ?? []),
+      ]),
+      identityMode: this.identityMode,
+    };
+    const proof =
+      request.status === 'edited'
+        ? await proveEdit(request, expected, this.directory)
+        : await proveQuorum(request, expected, this.directory);
+    if (!proof.proven) {
+      await this.#options.audit?.append({
+        threadId: request.threadId,
+        runId: request.runId,
+        eventId: deriveEventId(
+          request.threadId,
+          'security_event',
+          'approval_unproven',
+          request.id,
+          request.status,
+        ),
+        type: 'security_event',
+        payload: {
+          kind: 'approval_unproven',
+          approvalId: request.id,
+          status: request.status,
+          message: proof.reason,
+        },
+      });
+    }
+    return proof;
   }
 
   /** Every request of a thread, oldest first (for evidence and UIs). */
@@ -303,7 +358,10 @@ export class ApprovalManager {
       await this.#auditRefusal(current, id, input, error);
       throw error;
     }
-    const rules = { maxClockSkewMs: this.#options.maxClockSkewMs ?? DEFAULT_CLOCK_SKEW_MS };
+    const rules = {
+      maxClockSkewMs: this.#options.maxClockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
+      identityMode: this.identityMode,
+    };
     const outcome = await this.store.update(id, (current, storeNow) => {
       const transition = applyDecision(current, attempt, this.#at(storeNow), rules);
       return { next: transition.changed ? transition.request : undefined, result: transition };

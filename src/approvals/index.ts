@@ -3,6 +3,7 @@ export {
   applyDecision,
   type DecisionAttempt,
   type DecisionRules,
+  mayDecideAt,
   type Transition,
 } from './apply-decision.js';
 export {
@@ -16,6 +17,12 @@ export {
 export type { ApprovalStore } from './approval-store.js';
 export { MemoryApprovalStore } from './memory-approval-store.js';
 export { PostgresApprovalStore } from './postgres-approval-store.js';
+export {
+  type ApprovalExpectation,
+  type ApprovalProof,
+  proveEdit,
+  proveQuorum,
+} from './prove-approval.js';
 export type {
   ApprovalDecisionKind,
   ApprovalDecisionRecord,

@@ -148,6 +148,7 @@ export {
   unsignedHead,
 } from './tree-head.js';
 export { MemoryTreeHeadStore, type TreeHeadStore } from './tree-head-store.js';
+export { assertTrustedFile, assertTrustedIfFile } from './trust-files.js';
 export { type ChainVerification, verifyChain } from './verify-chain.js';
 export { checkDecisions, type DecisionCheck, type TrustedApprover } from './verify-decisions.js';
 export {
@@ -158,6 +159,7 @@ export {
   type VerifyEvidenceOptions,
   verifyEvidence,
 } from './verify-evidence.js';
+export { checkExecutedCalls, type ExecutionCheckOptions } from './verify-executions.js';
 export {
   verifyWitnessedHeads,
   type WitnessedHeadCheck,

@@ -88,6 +88,7 @@ interface DecidedPayload {
 export function checkDecisions(
   events: readonly TraceEvent[],
   approvers?: readonly TrustedApprover[],
+  options: { allowUnverified?: boolean } = {},
 ): { checks: DecisionCheck[]; problems: string[] } {
   const requested = new Map<string, Record<string, unknown>>();
   for (const event of events) {
@@ -109,7 +110,7 @@ export function checkDecisions(
   }
   for (const event of events) {
     if (event.type !== 'approval_resolved' || event.payload.status !== 'approved') continue;
-    const problem = quorumProblem(event, requested, checks);
+    const problem = quorumProblem(event, requested, checks, options.allowUnverified === true);
     if (problem) problems.push(problem);
   }
   return { checks, problems };
@@ -250,8 +251,16 @@ function quorumProblem(
   resolved: TraceEvent,
   requested: ReadonlyMap<string, Record<string, unknown>>,
   checks: readonly DecisionCheck[],
+  allowUnverified: boolean,
 ): string | undefined {
   const approvalId = String(resolved.payload.approvalId);
+  // The mode is the one recorded when the request was opened, in the hash-chained log: a bare
+  // name counts only on a request opened in the development mode, and only when the verifier
+  // accepts that mode by name.
+  const openedUnverified = requested.get(approvalId)?.identityMode === 'unverified';
+  if (openedUnverified && !allowUnverified) {
+    return `approval ${approvalId} was approved in the unverified development mode (bare names); pass --allow-unverified (allowUnverified) to accept such a bundle`;
+  }
   const required = Number(
     resolved.payload.requiredApprovals ?? requested.get(approvalId)?.requiredApprovals ?? 1,
   );
@@ -265,7 +274,7 @@ function quorumProblem(
         (check) =>
           check.approvalId === approvalId &&
           check.decision === 'approve' &&
-          check.status !== 'invalid' &&
+          (check.status === 'valid' || (check.status === 'unverified' && openedUnverified)) &&
           (typeof tier !== 'number' || check.tier === tier) &&
           !proposers.has(check.approver),
       )

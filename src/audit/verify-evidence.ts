@@ -21,6 +21,7 @@ import {
   type EarlierView,
   type EvidenceLogCheck,
 } from './verify-evidence-log.js';
+import { checkExecutedCalls } from './verify-executions.js';
 
 export type { EvidenceLogCheck, SignatureCheck };
 /** The outcome of {@link verifyEvidence}. */
@@ -58,6 +59,12 @@ export interface VerifyEvidenceOptions {
    * view covered was rewritten, dropped, inserted or reordered (RFC 9162 consistency proof).
    */
   previous?: unknown;
+  /**
+   * Accept approvals decided in the explicit `unverified` development mode (bare names). Off by
+   * default: such a bundle is invalid, because nobody proved who decided. With it, those
+   * decisions still show as `unverified`; on a request opened `signed` they never count.
+   */
+  allowUnverified?: boolean;
 }
 
 /**
@@ -118,10 +125,14 @@ export function verifyEvidence(
   }
   const checked = checkBody(body);
   reasons.push(...checked.problems);
+  const unverifiedOption = { allowUnverified: options.allowUnverified === true };
   const decisions = Array.isArray(body?.events)
-    ? checkDecisions(body.events, options.approvers)
+    ? checkDecisions(body.events, options.approvers, unverifiedOption)
     : { checks: [], problems: [] };
   reasons.push(...decisions.problems);
+  if (Array.isArray(body?.events)) {
+    reasons.push(...checkExecutedCalls(body.events, decisions.checks, unverifiedOption));
+  }
   let log: EvidenceLogCheck | undefined;
   if (checked.known) {
     // The tree only when the chain recomputed: then every event hash is a well-formed SHA-256.
@@ -166,6 +177,7 @@ function earlierView(
   const older = verifyEvidence(previous, {
     keys: options.keys,
     ...(options.approvers ? { approvers: options.approvers } : {}),
+    ...(options.allowUnverified ? { allowUnverified: true } : {}),
   });
   if (!older.valid || !older.body || !older.log) {
     return { problems: [`the older bundle does not verify: ${older.reasons.join('; ')}`] };

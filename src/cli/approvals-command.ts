@@ -60,6 +60,8 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
     const manager = new ApprovalManager({
       db,
       audit: new AuditLog({ store: new PostgresAuditStore(db) }),
+      // A bare name counts only where the deciding process itself runs the development mode.
+      ...(values.unverified ? { identity: 'unverified' as const } : {}),
     });
     if (action === 'list') {
       const pending = await manager.listPending({

@@ -1,4 +1,5 @@
 import {
+  assertTrustedIfFile,
   Ed25519Verifier,
   type EvidenceVerifier,
   HmacSigner,
@@ -18,7 +19,10 @@ export function verifierKeys(values: {
 }): EvidenceVerifier[] {
   const keys: EvidenceVerifier[] = [];
   try {
-    for (const key of values.key ?? []) keys.push(new Ed25519Verifier(readPublicKey(key)));
+    for (const key of values.key ?? []) {
+      assertTrustedIfFile(key);
+      keys.push(new Ed25519Verifier(readPublicKey(key)));
+    }
     for (const name of values['hmac-secret-env'] ?? []) {
       const secret = process.env[name];
       if (!secret) throw new UsageError(`environment variable ${name} is not set`);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { verifyEvidence } from '../audit/index.js';
+import { assertTrustedFile, verifyEvidence } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 import { type Approver, parseApprovers } from '../identity/index.js';
 import { readEarlierViews } from './earlier-views.js';
@@ -18,7 +18,13 @@ Exit code 0 valid, 1 invalid, 2 usage error.
   --since            an older bundle of the same thread, a signed tree head, or a witness
                      head file (heads.jsonl): the bundle must be an honest extension of it —
                      nothing it covered rewritten, dropped, inserted or reordered (repeatable)
-  --json             print the full verification result as JSON`;
+  --allow-unverified accept approvals decided in the explicit unverified development mode
+                     (bare names: nobody proved who decided); without it such a bundle is
+                     INVALID. They are still listed as UNVERIFIED.
+  --json             print the full verification result as JSON
+
+Trust files (--key files, --approvers) must be owned by you or root and writable by no one
+else; otherwise verify refuses them (exit 2).`;
 
 /** `veridex verify`: prints a short human summary and returns the exit code. */
 export function verifyCommand(argv: string[], io: CliIo): number {
@@ -30,15 +36,18 @@ export function verifyCommand(argv: string[], io: CliIo): number {
       'hmac-secret-env': { type: 'string', multiple: true },
       approvers: { type: 'string' },
       since: { type: 'string', multiple: true },
+      'allow-unverified': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
   const [file] = positionals;
   if (!file || positionals.length > 1) throw new UsageError('expected exactly one bundle file');
   const keys = verifierKeys(values);
+  const allowUnverified = values['allow-unverified'] ? { allowUnverified: true } : {};
   let approvers: Approver[] | undefined;
   if (values.approvers) {
     try {
+      assertTrustedFile(values.approvers);
       approvers = parseApprovers(readFileSync(values.approvers, 'utf8'));
     } catch (error) {
       const why = VeridexError.is(error)
@@ -69,7 +78,7 @@ export function verifyCommand(argv: string[], io: CliIo): number {
           body: undefined,
           decisions: [],
         }
-      : verifyEvidence(bundle, { keys, ...(approvers ? { approvers } : {}) });
+      : verifyEvidence(bundle, { keys, ...(approvers ? { approvers } : {}), ...allowUnverified });
   const since = (values.since ?? []).flatMap((path) => {
     const views = readEarlierViews(path, result.body?.threadId);
     if (views.length === 0) {
@@ -79,6 +88,7 @@ export function verifyCommand(argv: string[], io: CliIo): number {
       const checked = verifyEvidence(bundle, {
         keys,
         ...(approvers ? { approvers } : {}),
+        ...allowUnverified,
         previous: view.value,
       });
       // Only what the earlier view adds: the bundle's own problems are reported once, below.
@@ -157,7 +167,7 @@ export function verifyCommand(argv: string[], io: CliIo): number {
   const unverified = result.decisions.filter((check) => check.status === 'unverified').length;
   if (unverified > 0) {
     io.out(
-      `  warning     ${unverified} decision(s) were taken in the unverified development mode: nobody proved who made them`,
+      `  warning     ${unverified} decision(s) were taken in the unverified development mode: nobody proved who made them${values['allow-unverified'] ? ' (accepted: --allow-unverified)' : ''}`,
     );
   }
   if (!approvers && result.decisions.some((check) => check.status === 'valid')) {

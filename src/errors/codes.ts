@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'evidence_invalid',
   'signer_key_invalid',
   'audit_log_inconsistent',
+  'trust_file_insecure',
   // tools
   'tool_definition_invalid',
   'tool_not_found',
@@ -62,6 +63,7 @@ export const ERROR_CODES = [
   'decision_mismatch',
   'decision_nonce_reused',
   'decision_stale',
+  'approval_unproven',
   // treasury
   'ceiling_exceeded',
   'sanctions_hit',

@@ -2,7 +2,12 @@ import type { ToolCall } from '@langchain/core/messages';
 import type { ApprovalManager, ApprovalRequest } from '../approvals/index.js';
 import { type AuditBatch, type AuditLog, deriveEventId, verbatimDigests } from '../audit/index.js';
 import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
-import { buildToolProposal, type PolicyEngine, type ToolProposal } from '../policy/index.js';
+import {
+  buildToolProposal,
+  type PolicyDecision,
+  type PolicyEngine,
+  type ToolProposal,
+} from '../policy/index.js';
 import type { AnyGovernedTool, ToolRegistry } from '../tools/index.js';
 import { summarizeIssues } from '../tools/summarize-issues.js';
 import { parseSync, toArguments } from '../tools/tool-call-io.js';
@@ -46,7 +51,13 @@ export interface PendingPlan {
   input: unknown;
   request: ApprovalRequest;
   revision: number;
+  /** The live policy decision that escalated this version: what its approval must prove. */
+  decision: EscalateDecision;
+  /** Whoever edited the arguments into this version (they never count as approvers). */
+  editors: readonly string[];
 }
+
+type EscalateDecision = Extract<PolicyDecision, { verdict: 'escalate' }>;
 
 /** A call cleared to run (by policy, or by approvers). */
 export interface AllowedPlan {
@@ -193,29 +204,30 @@ async function planProposal(
       message: `The arguments of "${tool.name}" changed after approval ${request.id} was requested; the call was not executed. Propose it again.`,
     };
   }
-  return fromRequest({ call, tool, proposal, input, revision }, request, context);
+  return fromRequest(
+    { call, tool, proposal, input, revision, decision, editors },
+    request,
+    context,
+  );
 }
 
 async function fromRequest(
-  plan: Pick<PendingPlan, 'call' | 'tool' | 'proposal' | 'input' | 'revision'>,
+  plan: Omit<PendingPlan, 'kind' | 'request'>,
   request: ApprovalRequest,
   context: PlanContext,
 ): Promise<CallPlan> {
   const { call, tool, proposal, input, revision } = plan;
   switch (request.status) {
-    case 'approved':
-      return {
-        kind: 'allowed',
-        call,
-        tool,
-        proposal,
-        input,
-        approvedBy: request.decisions
-          .filter((d) => d.decision === 'approve')
-          .map((d) => d.approver),
-      };
+    case 'approved': {
+      // The status is a claim: the quorum is recomputed from the signed decisions (README, *Security*).
+      const proof = await context.approvals.prove(request, proposal, plan.decision, {
+        editors: plan.editors,
+      });
+      if (!proof.proven) return unproven(call, tool, request, proof.reason);
+      return { kind: 'allowed', call, tool, proposal, input, approvedBy: proof.approvers };
+    }
     case 'pending':
-      return { kind: 'pending', call, tool, proposal, input, request, revision };
+      return { kind: 'pending', ...plan, request };
     case 'rejected': {
       const rejection = request.decisions.find((d) => d.decision === 'reject');
       return {
@@ -233,18 +245,41 @@ async function fromRequest(
         message: `Approval ${request.id} for "${tool.name}" expired at ${request.expiresAt}; the call was not executed.`,
       };
     case 'edited': {
-      const edit = request.decisions.findLast((d) => d.decision === 'edit');
-      const edited = edit?.editedArgs ?? {};
+      const proof = await context.approvals.prove(request, proposal, plan.decision, {
+        editors: plan.editors,
+      });
+      if (!proof.proven || !proof.record) {
+        return unproven(call, tool, request, proof.proven ? 'no edit' : proof.reason);
+      }
+      const edit = proof.record;
+      const edited = edit.editedArgs ?? {};
       const checked = await validateArguments(call, tool, edited, context);
       if (checked.kind === 'failed') return checked;
       // The edited call is a new proposal: re-hashed, re-evaluated, maybe re-approved — and
       // whoever edited it (like everyone who proposed the earlier version) cannot approve it.
       return planProposal(call, tool, checked, revision + 1, context, [
         ...request.proposers,
-        ...(edit ? [edit.approver] : []),
+        ...plan.editors,
+        edit.approver,
       ]);
     }
   }
+}
+
+/** A call whose request claims a decision its recorded, verified decisions do not prove. */
+function unproven(
+  call: ToolCall,
+  tool: AnyGovernedTool,
+  request: ApprovalRequest,
+  reason: string,
+): FailedPlan {
+  return {
+    kind: 'failed',
+    call,
+    code: 'approval_unproven',
+    message: `"${tool.name}" was not executed: approval ${request.id} is recorded as ${request.status}, but ${reason}. Propose the call again and have it decided with signed decisions.`,
+    details: { approvalId: request.id, status: request.status },
+  };
 }
 
 async function validateArguments(

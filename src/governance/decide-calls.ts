@@ -97,6 +97,9 @@ export async function decideCalls(
     plans = await Promise.all(
       plans.map((plan) => (plan.kind === 'pending' ? refreshPlan(plan, context) : plan)),
     );
+    // An edited call is planned again here: its `tool_proposed` and `policy_decision` events
+    // must be written before it runs or is answered, whatever its new verdict.
+    await context.events.flush();
   }
   return plans as Array<AllowedPlan | FailedPlan>;
 }

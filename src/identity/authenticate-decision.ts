@@ -80,8 +80,16 @@ export async function authenticateDecision(
   return { signed, approver, key };
 }
 
-/** Why the decision's signature does not verify under `key`, or `undefined` when it does. */
-function signatureProblem(signed: SignedDecision, key: ApproverKey): string | undefined {
+/**
+ * Why the decision's signature does not verify under `key`, or `undefined` when it does: an
+ * Ed25519 signature over the statement, or a passkey assertion over its challenge for the
+ * key's relying party. Shared by the check of a decision as it arrives and the re-check of a
+ * stored one before the call it approves runs (`ApprovalManager.prove`).
+ */
+export function signatureProblem(
+  signed: Pick<SignedDecision, 'statement' | 'signature' | 'webauthn'>,
+  key: ApproverKey,
+): string | undefined {
   if (key.type === 'ed25519') {
     if (signed.webauthn !== undefined) return 'an Ed25519 key signs no passkey assertion';
     return verifyEd25519(key.publicKey, decisionSigningMessage(signed.statement), signed.signature)

@@ -21,7 +21,11 @@ export {
 } from './approver.js';
 export { type ApproverDirectory, buildApprover } from './approver-directory.js';
 export { APPROVERS_FORMAT, parseApprovers, serializeApprovers } from './approvers-file.js';
-export { type AuthenticatedDecision, authenticateDecision } from './authenticate-decision.js';
+export {
+  type AuthenticatedDecision,
+  authenticateDecision,
+  signatureProblem,
+} from './authenticate-decision.js';
 export {
   canonicalIdentity,
   foldText,

@@ -162,11 +162,22 @@ describe('approval decisions in evidence bundles', () => {
     expect(result.reasons.join('\n')).toMatch(/is not a key of "bob" in the trusted approvers/);
   });
 
+  it('refuses approvals of the unverified development mode unless the verifier accepts that mode by name', async () => {
+    const { events } = await decidedThread({ identity: 'unverified' });
+    const strict = verifyEvidence(seal(events), {
+      keys: [agent.verifier()],
+      approvers: await trusted(),
+    });
+    expect(strict.valid).toBe(false);
+    expect(strict.reasons.join('\n')).toMatch(/unverified development mode.*allow-unverified/);
+  });
+
   it('marks decisions of the unverified development mode, without calling them forged', async () => {
     const { events } = await decidedThread({ identity: 'unverified' });
     const result = verifyEvidence(seal(events), {
       keys: [agent.verifier()],
       approvers: await trusted(),
+      allowUnverified: true,
     });
     expect(result.valid).toBe(true);
     expect(result.decisions.map((d) => [d.approver, d.status])).toEqual([

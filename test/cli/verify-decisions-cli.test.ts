@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -101,15 +101,53 @@ describe('veridex verify --approvers', () => {
     expect(rogue.text()).toContain('is not a key of "alice" in the trusted approvers');
   });
 
-  it('warns about decisions of the unverified development mode', async () => {
+  it('fails a bundle of the unverified development mode unless --allow-unverified accepts it', async () => {
+    const bundle = await bundleWith('unverified');
+    const strict = capture();
+    expect(await runCli(['verify', bundle, '--key', agentKey], strict.io)).toBe(1);
+    expect(strict.text()).toMatch(/^INVALID/);
+    expect(strict.text()).toContain('pass --allow-unverified');
     const result = capture();
     expect(
-      await runCli(['verify', await bundleWith('unverified'), '--key', agentKey], result.io),
+      await runCli(['verify', bundle, '--key', agentKey, '--allow-unverified'], result.io),
     ).toBe(0);
+    expect(result.text()).toContain('(accepted: --allow-unverified)');
     expect(result.text()).toContain('UNVERIFIED: bare name, development mode');
     expect(result.text()).toMatch(
       /warning {5}1 decision\(s\) were taken in the unverified development mode/,
     );
+  });
+
+  it('refuses trust files another local user could rewrite (exit 2, nothing verified)', async () => {
+    const bundle = await bundleWith('signed');
+    const loose = await approversFile('loose.json');
+    chmodSync(loose, 0o666);
+    const approvers = capture();
+    expect(
+      await runCli(['verify', bundle, '--key', agentKey, '--approvers', loose], approvers.io),
+    ).toBe(2);
+    expect(approvers.text()).toMatch(/Refusing to trust .*loose\.json: .* writable by others/);
+    const looseKey = join(dir, 'loose.pub');
+    writeFileSync(looseKey, publicKeyToPem(agent.publicKey));
+    chmodSync(looseKey, 0o666);
+    const key = capture();
+    expect(await runCli(['verify', bundle, '--key', looseKey], key.io)).toBe(2);
+    expect(key.text()).toMatch(/Refusing to trust .*loose\.pub/);
+    // A file no one else may write, in a directory anyone may write into (and so replace it).
+    const open = mkdtempSync(join(tmpdir(), 'veridex-open-dir-'));
+    try {
+      chmodSync(open, 0o777);
+      const planted = join(open, 'approvers.json');
+      writeFileSync(planted, readFileSync(await approversFile('copy.json')));
+      chmodSync(planted, 0o644);
+      const replaced = capture();
+      expect(
+        await runCli(['verify', bundle, '--key', agentKey, '--approvers', planted], replaced.io),
+      ).toBe(2);
+      expect(replaced.text()).toContain('could replace');
+    } finally {
+      rmSync(open, { recursive: true, force: true });
+    }
   });
 
   it('exits 2 for an approvers file that is not a directory export', async () => {

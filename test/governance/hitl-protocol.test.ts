@@ -37,14 +37,15 @@ async function pendingPlans(): Promise<PendingPlan[]> {
         toolCallId: call.id,
         proposer: 'agent',
       });
-      const request = await approvals.request(proposal, {
+      const decision = {
         verdict: 'escalate',
         route: 'human_required',
         ruleId: 'safety_class.financial',
         ruleName: 'Financial tools need a human',
         reason: 'financial',
         evaluations: [],
-      } as never);
+      } as const;
+      const request = await approvals.request(proposal, decision);
       const input = call.args;
       return {
         kind: 'pending',
@@ -54,6 +55,8 @@ async function pendingPlans(): Promise<PendingPlan[]> {
         input,
         request,
         revision: 0,
+        decision,
+        editors: [],
       } as PendingPlan;
     }),
   );

@@ -366,6 +366,57 @@ describe('governedToolNode', () => {
     expect(ledger.transfers.map((transfer) => transfer.amount)).toEqual(['5000.00']);
   });
 
+  it('writes the proposal and policy decision of an edited call that is re-planned and denied', async () => {
+    const sanctioned = policyRule({
+      id: 'no-mallory',
+      name: 'Sanctioned counterparty',
+      priority: 50,
+      evaluate: ({ proposal }) =>
+        proposal.kind === 'tool' && proposal.arguments.to === 'mallory'
+          ? { verdict: 'deny', reason: 'sanctioned counterparty' }
+          : undefined,
+    });
+    const { graph, ledger, audit } = buildGovernedGraph(
+      [{ toolCalls: [pay('50000.00', 'call_ed')] }, 'ok'],
+      {
+        rules: [
+          sanctioned,
+          rules.argumentThreshold({
+            tools: ['transfer'],
+            argument: 'amount',
+            atLeast: '10000',
+            route: 'dual_approval',
+          }),
+        ],
+      },
+    );
+    const pending = pendingOf(
+      await graph.invoke({ messages: [new HumanMessage('pay')] }, config('t-edit-deny')),
+    );
+    const result = await graph.invoke(
+      new Command({
+        resume: signAs(pending.approvals[0]!, 'alice', 'edit', {
+          editedArgs: { to: 'mallory', amount: '50.00', currency: 'USD' },
+        }),
+      }),
+      config('t-edit-deny'),
+    );
+    expect(toolMessages(result)[0]?.content).toMatch(/Policy denied "transfer": sanctioned/);
+    expect(ledger.transfers).toHaveLength(0);
+    const events = await audit.events('t-edit-deny');
+    // Before the fix the edited version's planning events stayed in the planner's batch.
+    expect(
+      events
+        .filter((event) => event.type === 'tool_proposed')
+        .map((event) => event.payload.revision),
+    ).toEqual([0, 1]);
+    expect(
+      events
+        .filter((event) => event.type === 'policy_decision')
+        .map((event) => event.payload.verdict),
+    ).toEqual(['escalate', 'deny']);
+  });
+
   it('resumes after decisions made through the ApprovalManager (resumeThread)', async () => {
     const { graph, ledger, approvals } = buildGovernedGraph([
       { toolCalls: [pay('50000.00')] },

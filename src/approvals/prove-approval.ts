@@ -1,0 +1,162 @@
+import { argumentsHash } from '../audit/index.js';
+import {
+  type ApproverDirectory,
+  sameIdentity,
+  signatureProblem,
+  tryIdentityKey,
+} from '../identity/index.js';
+import { mayDecideAt } from './apply-decision.js';
+import type {
+  ApprovalDecisionRecord,
+  ApprovalRequest,
+  ApprovalTier,
+  IdentityMode,
+} from './types.js';
+
+/**
+ * What the running process — not the database — says a request must satisfy: its tiers as the
+ * configuration derives them from the live policy decision, every identity that proposed this
+ * version, the proposal the call will run with, and the identity mode the manager was given.
+ */
+export interface ApprovalExpectation {
+  proposalHash: string;
+  tiers: readonly ApprovalTier[];
+  proposers: readonly string[];
+  identityMode: IdentityMode;
+}
+
+/** The outcome of re-proving a request from its recorded decisions. */
+export type ApprovalProof =
+  | { proven: true; approvers: string[]; record?: ApprovalDecisionRecord }
+  | { proven: false; reason: string };
+
+/**
+ * Recomputes an `approved` request's quorum from the decisions themselves (README, *Security*:
+ * "execution is gated by proof"): each counted decision is re-verified — its signature, by a
+ * key the directory holds for the approver it names and held when the statement was signed,
+ * over a statement bound to this request's id and to the proposal about to run — and must
+ * come from a distinct approver allowed at its tier who did not propose the call. Bare names
+ * count only when the process itself runs the `unverified` development mode. The row's
+ * `status`, `identity_mode`, `tiers` and `proposers` columns are never the authority.
+ */
+export async function proveQuorum(
+  request: ApprovalRequest,
+  expected: ApprovalExpectation,
+  directory: ApproverDirectory,
+): Promise<ApprovalProof> {
+  if (request.proposalHash !== expected.proposalHash) {
+    return { proven: false, reason: 'the request is about another proposal than the call' };
+  }
+  const byTier = new Map<number, Set<string>>();
+  const names = new Map<string, string>();
+  let refused: string | undefined;
+  for (const record of request.decisions) {
+    if (record.decision !== 'approve') continue;
+    const problem = await recordProblem(request, record, expected, directory);
+    if (problem) {
+      refused ??= `the decision by "${record.approver.slice(0, 80)}" does not count: ${problem}`;
+      continue;
+    }
+    const key = tryIdentityKey(record.approver)!;
+    const approvers = byTier.get(record.tier) ?? new Set<string>();
+    approvers.add(key);
+    names.set(key, record.approver);
+    byTier.set(record.tier, approvers);
+  }
+  for (const [index, tier] of expected.tiers.entries()) {
+    const counted = byTier.get(index) ?? new Set<string>();
+    if (counted.size >= (tier.requiredApprovals ?? 1)) {
+      return { proven: true, approvers: [...counted].map((key) => names.get(key)!) };
+    }
+  }
+  const best = Math.max(0, ...[...byTier.values()].map((set) => set.size));
+  return {
+    proven: false,
+    reason: `${best} verifying approval(s) by distinct allowed approvers, fewer than the configured quorum${refused ? `; ${refused}` : ''}`,
+  };
+}
+
+/**
+ * Re-proves the edit an `edited` request carries before its arguments are planned: the last
+ * edit must verify like an approval does (signature, key, binding, tier, not a proposer), and
+ * the arguments must be the ones its statement signed.
+ */
+export async function proveEdit(
+  request: ApprovalRequest,
+  expected: ApprovalExpectation,
+  directory: ApproverDirectory,
+): Promise<ApprovalProof> {
+  const edit = request.decisions.findLast((record) => record.decision === 'edit');
+  if (!edit?.editedArgs) return { proven: false, reason: 'it records no edit decision' };
+  const problem = await recordProblem(request, edit, expected, directory);
+  if (problem)
+    return {
+      proven: false,
+      reason: `the edit by "${edit.approver.slice(0, 80)}" does not count: ${problem}`,
+    };
+  return { proven: true, approvers: [edit.approver], record: edit };
+}
+
+/** Why one recorded decision cannot be counted, or `undefined` when it is proven. */
+async function recordProblem(
+  request: ApprovalRequest,
+  record: ApprovalDecisionRecord,
+  expected: ApprovalExpectation,
+  directory: ApproverDirectory,
+): Promise<string | undefined> {
+  const approverKey = tryIdentityKey(record.approver);
+  if (approverKey === undefined) return 'its approver is not a valid identity';
+  const proposers = [...expected.proposers, request.proposer, ...request.proposers];
+  if (proposers.some((proposer) => tryIdentityKey(proposer) === approverKey)) {
+    return 'its approver proposed this version of the call';
+  }
+  const tier = expected.tiers[record.tier];
+  if (!tier) return `tier ${record.tier} is not one of the configured tiers`;
+  if (!record.signed) {
+    if (expected.identityMode !== 'unverified') {
+      return 'it is a bare name, and this process counts only signed decisions';
+    }
+    const known = await directory.get(record.approver);
+    return mayDecideAt(tier, { approver: record.approver, roles: known?.roles ?? [] })
+      ? undefined
+      : `it may not decide at tier "${tier.name}"`;
+  }
+  const { statement, keyId, signature, webauthn } = record.signed;
+  if (statement.approvalId !== request.id) return 'it was signed for another approval';
+  if (statement.proposalHash !== expected.proposalHash) return 'it was signed for another proposal';
+  if (statement.decision !== record.decision) return 'it was signed for another decision';
+  if (!sameIdentity(statement.approver, record.approver)) return 'it was signed by someone else';
+  if (record.decision === 'edit') {
+    if (!record.editedArgs || argumentsHash(record.editedArgs) !== statement.editedArgumentsHash) {
+      return 'its arguments are not the ones signed';
+    }
+  }
+  const found = await directory.findByKey(keyId);
+  if (!found || !sameIdentity(found.approver.id, statement.approver)) {
+    return `key ${keyId.slice(0, 80)} is not a key of "${statement.approver.slice(0, 80)}" in the directory`;
+  }
+  const signedAt = Date.parse(statement.decidedAt);
+  const revokedAt = found.key.revokedAt ?? found.approver.revokedAt;
+  if (revokedAt !== undefined && Date.parse(revokedAt) <= signedAt) {
+    return `key ${keyId} was revoked at ${revokedAt}, before the statement was signed`;
+  }
+  const problem = signatureProblem(
+    {
+      statement,
+      signature,
+      ...(webauthn
+        ? {
+            webauthn: {
+              authenticatorData: webauthn.authenticatorData,
+              clientDataJSON: webauthn.clientDataJSON,
+            },
+          }
+        : {}),
+    },
+    found.key,
+  );
+  if (problem) return `its signature does not verify: ${problem}`;
+  return mayDecideAt(tier, { approver: found.approver.id, roles: found.approver.roles })
+    ? undefined
+    : `"${found.approver.id}" may not decide at tier "${tier.name}"`;
+}

@@ -1,0 +1,203 @@
+import type { TraceEvent } from './trace-event.js';
+import type { DecisionCheck } from './verify-decisions.js';
+
+/** How {@link checkExecutedCalls} treats decisions taken in the `unverified` development mode. */
+export interface ExecutionCheckOptions {
+  /**
+   * Count bare-name decisions on requests that were opened in the explicit `unverified`
+   * development mode (`veridex verify --allow-unverified`). Never counts them on a request
+   * opened `signed`, and never makes them verified: they stay marked `unverified`.
+   */
+  allowUnverified?: boolean;
+}
+
+/** The fewest approvals each route can ever need: a recorded smaller number is a forgery. */
+const ROUTE_MINIMUM: Readonly<Record<string, number>> = {
+  auto: 0,
+  human_required: 1,
+  dual_approval: 2,
+  policy_pack: 1,
+};
+
+interface RequestFacts {
+  approvalId: string;
+  proposalHash: string;
+  route: string;
+  requiredApprovals: number;
+  identityMode: string;
+  proposers: Set<string>;
+}
+
+/**
+ * The evidence is only as good as what it proves about the calls that ran (README, *Security*,
+ * "an auditor's view of approvals"). For every `tool_executed` event this finds the policy
+ * decision that cleared that version of the call, and when it escalated, demands from the
+ * bundle itself a quorum of decisions that verify: signed, by distinct approvers who did not
+ * propose the call, bound to the request's approval id and proposal hash. A status recorded
+ * as `approved` proves nothing on its own (an insider can write one). Earlier versions of the
+ * call that were replaced by an edit need a verifying `edit` decision. Decisions taken in the
+ * `unverified` development mode count only on requests opened in that mode, and only with
+ * `allowUnverified`; on a request opened `signed` they are a problem.
+ *
+ * Returns the problems that make the bundle invalid (empty when every executed call is proven).
+ */
+export function checkExecutedCalls(
+  events: readonly TraceEvent[],
+  checks: readonly DecisionCheck[],
+  options: ExecutionCheckOptions = {},
+): string[] {
+  const problems: string[] = [];
+  const requests = requestsByCall(events);
+  const decisionsOf = groupBy(checks, (check) => check.approvalId);
+  const resolvedTier = approvedTiers(events);
+  const latestDecision = new Map<string, Record<string, unknown>>();
+  const flagged = new Set<string>();
+
+  for (const request of requests.values()) {
+    for (const facts of request) {
+      for (const check of decisionsOf.get(facts.approvalId) ?? []) {
+        if (check.status !== 'unverified' || facts.identityMode !== 'signed') continue;
+        if (flagged.has(facts.approvalId)) continue;
+        flagged.add(facts.approvalId);
+        problems.push(
+          `approval ${facts.approvalId} was opened in signed mode but holds an unverified (bare-name) decision by "${check.approver}"`,
+        );
+      }
+    }
+  }
+
+  for (const event of events) {
+    const payload = event.payload;
+    if (event.type === 'policy_decision' && typeof payload.toolCallId === 'string') {
+      latestDecision.set(payload.toolCallId, payload);
+      continue;
+    }
+    if (event.type !== 'tool_executed' || typeof payload.toolCallId !== 'string') continue;
+    const callId = payload.toolCallId;
+    const decision = latestDecision.get(callId);
+    const callRequests = requests.get(callId) ?? [];
+    if (decision?.verdict === 'deny') {
+      problems.push(`call ${callId} was executed although its policy decision denied it`);
+      continue;
+    }
+    for (const facts of callRequests) {
+      const executedThisVersion =
+        decision?.verdict === 'escalate' && facts.proposalHash === decision.proposalHash;
+      const decisions = decisionsOf.get(facts.approvalId) ?? [];
+      if (executedThisVersion) {
+        const problem = quorumProblem(
+          facts,
+          decisions,
+          resolvedTier.get(facts.approvalId),
+          options,
+        );
+        if (problem) problems.push(`call ${callId} was executed, but ${problem}`);
+      } else if (
+        !decisions.some((check) => check.decision === 'edit' && counts(check, facts, options))
+      ) {
+        problems.push(
+          `call ${callId} was executed in another version than approval ${facts.approvalId} was requested for, and no verifying edit decision replaced that version`,
+        );
+      }
+    }
+    if (
+      decision?.verdict === 'escalate' &&
+      !callRequests.some((f) => f.proposalHash === decision.proposalHash)
+    ) {
+      problems.push(
+        `call ${callId} was executed after its policy decision escalated, but the bundle holds no approval request for it`,
+      );
+    }
+  }
+  return problems;
+}
+
+function quorumProblem(
+  facts: RequestFacts,
+  decisions: readonly DecisionCheck[],
+  tier: { tier?: number; requiredApprovals?: number } | undefined,
+  options: ExecutionCheckOptions,
+): string | undefined {
+  if (facts.identityMode === 'unverified' && !options.allowUnverified) {
+    return `approval ${facts.approvalId} was decided in the unverified development mode (bare names, nobody proved who decided); pass --allow-unverified (allowUnverified) to accept such a bundle`;
+  }
+  const floor = ROUTE_MINIMUM[facts.route] ?? 1;
+  const required = Math.max(floor, tier?.requiredApprovals ?? facts.requiredApprovals);
+  if (required === 0) return undefined;
+  const byTier = new Map<number, Set<string>>();
+  for (const check of decisions) {
+    if (check.decision !== 'approve' || !counts(check, facts, options)) continue;
+    if (facts.proposers.has(check.approver)) continue;
+    if (check.proposalHash !== undefined && check.proposalHash !== facts.proposalHash) continue;
+    const at = check.tier ?? 0;
+    if (tier?.tier !== undefined && at !== tier.tier) continue;
+    const approvers = byTier.get(at) ?? new Set<string>();
+    approvers.add(check.approver);
+    byTier.set(at, approvers);
+  }
+  const best = Math.max(0, ...[...byTier.values()].map((approvers) => approvers.size));
+  if (best >= required) return undefined;
+  return `approval ${facts.approvalId} (${facts.route}) has ${best} verifying approval(s) by distinct non-proposers in the bundle, ${required} required`;
+}
+
+/** Whether a decision check may count toward this request's quorum. */
+function counts(
+  check: DecisionCheck,
+  facts: RequestFacts,
+  options: ExecutionCheckOptions,
+): boolean {
+  if (check.status === 'valid') return true;
+  return (
+    check.status === 'unverified' &&
+    facts.identityMode === 'unverified' &&
+    options.allowUnverified === true
+  );
+}
+
+/** Every `approval_requested` of the bundle, by the tool call it is about. */
+function requestsByCall(events: readonly TraceEvent[]): Map<string, RequestFacts[]> {
+  const byCall = new Map<string, RequestFacts[]>();
+  for (const event of events) {
+    if (event.type !== 'approval_requested') continue;
+    const p = event.payload;
+    if (typeof p.toolCallId !== 'string') continue;
+    const list = byCall.get(p.toolCallId) ?? [];
+    list.push({
+      approvalId: String(p.approvalId),
+      proposalHash: String(p.proposalHash),
+      route: String(p.route),
+      requiredApprovals: typeof p.requiredApprovals === 'number' ? p.requiredApprovals : 1,
+      // Requests recorded before the mode was written were opened signed (the only mode then).
+      identityMode: p.identityMode === 'unverified' ? 'unverified' : 'signed',
+      proposers: new Set(Array.isArray(p.proposers) ? p.proposers.map(String) : []),
+    });
+    byCall.set(p.toolCallId, list);
+  }
+  return byCall;
+}
+
+/** The tier and quorum each `approved` resolution was reached at. */
+function approvedTiers(
+  events: readonly TraceEvent[],
+): Map<string, { tier?: number; requiredApprovals?: number }> {
+  const tiers = new Map<string, { tier?: number; requiredApprovals?: number }>();
+  for (const event of events) {
+    if (event.type !== 'approval_resolved' || event.payload.status !== 'approved') continue;
+    const { tier, requiredApprovals } = event.payload;
+    tiers.set(String(event.payload.approvalId), {
+      ...(typeof tier === 'number' ? { tier } : {}),
+      ...(typeof requiredApprovals === 'number' ? { requiredApprovals } : {}),
+    });
+  }
+  return tiers;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(key(item)) ?? [];
+    list.push(item);
+    groups.set(key(item), list);
+  }
+  return groups;
+}
