@@ -148,6 +148,7 @@ export class ApprovalManager {
           ? new MemoryApproverDirectory(approvers as readonly ApproverInit[], { now: this.#now })
           : (approvers as ApproverDirectory);
     this.#operators = (options.operators ?? []).map((operator) => canonicalIdentity(operator));
+    checkApproverLists(options);
   }
 
   /** The database this manager keeps its requests in, when it was given one (`db`). */
@@ -619,6 +620,37 @@ function uniqueIdentities(identities: readonly string[]): string[] {
     if (!byKey.has(key)) byKey.set(key, canonical);
   }
   return [...byKey.values()];
+}
+
+/**
+ * Every approver list the configuration names (`allow`, each pack tier) must name identities
+ * that canonicalise: an entry that cannot be compared would match nobody — or, compared
+ * carelessly, everybody whose role cannot be compared either. A typo here is a
+ * `config_invalid`, not a tier nobody (or anybody) can decide.
+ */
+function checkApproverLists(options: ApprovalManagerOptions): void {
+  const lists: Array<[string, readonly string[] | '*' | undefined]> = [
+    ['allow.human_required', options.allow?.human_required],
+    ['allow.dual_approval', options.allow?.dual_approval],
+    ...Object.entries(options.packs ?? {}).flatMap(([name, pack]) =>
+      pack.tiers.map(
+        (tier, index) =>
+          [`packs.${name}.tiers[${index}]`, tier.approvers] as [string, readonly string[] | '*'],
+      ),
+    ),
+  ];
+  for (const [where, list] of lists) {
+    if (list === undefined || list === '*') continue;
+    for (const entry of list) {
+      const name = entry.startsWith('role:') ? entry.slice('role:'.length) : entry;
+      if (tryIdentityKey(name) === undefined) {
+        throw new VeridexError(
+          'config_invalid',
+          `${where} names "${String(entry).slice(0, 80)}", which is not a valid approver id or role:<name>. Fix the entry (or use '*' for any registered approver).`,
+        );
+      }
+    }
+  }
 }
 
 function notFound(id: string): VeridexError {

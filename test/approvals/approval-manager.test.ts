@@ -8,6 +8,7 @@ import {
 } from '../../src/approvals/index.js';
 import { AuditLog } from '../../src/audit/index.js';
 import { VeridexError, type VeridexErrorCode } from '../../src/errors/index.js';
+import { MemoryApproverDirectory } from '../../src/identity/index.js';
 import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
 import type { AnyGovernedTool } from '../../src/tools/index.js';
 import { signAs, testApproverInits } from '../support/approvers.js';
@@ -334,6 +335,39 @@ function approvalContract(makeStore: () => ApprovalStore, open?: () => Promise<A
 
 describe('ApprovalManager in memory', () => {
   approvalContract(() => new MemoryApprovalStore());
+});
+
+describe('approver lists that cannot be compared', () => {
+  it('refuses a configured tier or allowlist entry that is not a valid identity (config_invalid)', () => {
+    for (const options of [
+      { packs: { broken: { tiers: [{ name: 't', approvers: ['role:'], timeoutMs: 1000 }] } } },
+      { allow: { dual_approval: ['alice', '\u200b'] } },
+    ]) {
+      expect(() => new ApprovalManager(options)).toThrow(
+        expect.objectContaining({ code: 'config_invalid' }),
+      );
+    }
+  });
+
+  it('lists a request for an approver only when a decision by them would be accepted', async () => {
+    // An insider wrote an uncomparable role into the directory and into the request's tier:
+    // the listing must apply the decision's rule, under which nothing uncomparable matches.
+    const store = new MemoryApprovalStore();
+    const directory = new MemoryApproverDirectory(testApproverInits(TEAM));
+    const listed = directory.get.bind(directory);
+    directory.get = async (id) => {
+      const approver = await listed(id);
+      return approver && approver.id === 'carol' ? { ...approver, roles: ['\u0000'] } : approver;
+    };
+    const manager = new ApprovalManager({ store, approvers: directory });
+    const request = await manager.request(proposal(), escalate('human_required'));
+    await store.update(request.id, (current) => ({
+      next: { ...current, tiers: [{ ...current.tiers[0]!, approvers: ['role:\u0000'] }] },
+      result: undefined,
+    }));
+    expect(await manager.listPending({ approver: 'carol' })).toEqual([]);
+    await expectCode(manager.decide(request.id, signAs(request, 'carol')), 'approver_not_allowed');
+  });
 });
 
 describeEachDatabase('ApprovalManager on PostgresApprovalStore', ({ db, open }) => {
