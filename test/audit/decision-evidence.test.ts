@@ -13,6 +13,7 @@ import {
 import { MemoryApproverDirectory } from '../../src/identity/index.js';
 import { signAs, testApproverInits, testKey } from '../support/approvers.js';
 import { escalate, transferProposal } from '../support/proposals.js';
+import { rewriteEvents } from '../support/rechain.js';
 
 const agent = new Ed25519Signer(generateKeyPair().privateKey);
 const TEAM = ['alice', 'bob', 'mallory'];
@@ -46,15 +47,7 @@ async function decidedThread(options: { identity?: 'unverified' } = {}) {
 }
 
 /** What an insider with write access to the audit table and the agent's key can produce. */
-function rewrite(events: readonly TraceEvent[], edit: (events: TraceEvent[]) => TraceEvent[]) {
-  let previous = GENESIS_HASH;
-  return edit(structuredClone([...events])).map((event) => {
-    const { hash: _hash, ...rest } = { ...event, previousEventHash: previous };
-    const rehashed = { ...rest, hash: hashTraceEvent(rest) };
-    previous = rehashed.hash;
-    return rehashed;
-  });
-}
+const rewrite = rewriteEvents;
 
 function seal(events: readonly TraceEvent[]) {
   return JSON.parse(JSON.stringify(sealEvidence({ threadId: 'thread-ev', events }, [agent])));

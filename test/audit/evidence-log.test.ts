@@ -29,6 +29,7 @@ import {
   verifyInclusion,
 } from '../../src/audit/index.js';
 import { VeridexError } from '../../src/errors/index.js';
+import { rechain } from '../support/rechain.js';
 
 /** Events of one thread, with an approval whose approver an insider will want to change. */
 async function history(count: number, threadId = 'payout-1'): Promise<TraceEvent[]> {
@@ -49,17 +50,6 @@ async function history(count: number, threadId = 'payout-1'): Promise<TraceEvent
     await audit.append({ threadId, type: 'tool_executed', payload: { index } });
   }
   return audit.events(threadId);
-}
-
-/** What an insider with write access does after editing rows: recompute every link and hash. */
-function rechain(events: readonly TraceEvent[]): TraceEvent[] {
-  let previousEventHash = GENESIS_HASH;
-  return events.map((event) => {
-    const linked = { ...event, previousEventHash };
-    const hash = hashTraceEvent(linked);
-    previousEventHash = hash;
-    return { ...linked, hash };
-  });
 }
 
 function resign(body: EvidenceBody, signer: Ed25519Signer): EvidenceBundle {

@@ -14,6 +14,7 @@ import {
 import type { ApprovalsInterrupt } from '../../src/nodes/index.js';
 import { buildGovernedGraph } from '../nodes/governed-graph.js';
 import { signAs } from '../support/approvers.js';
+import { rewriteEvents } from '../support/rechain.js';
 
 /**
  * The auditor's side of "execution is gated by proof": a bundle in which a call ran must carry
@@ -39,15 +40,7 @@ async function paidThread(threadId: string) {
   return { events: await (audit as AuditLog).events(threadId), threadId };
 }
 
-function rewrite(events: readonly TraceEvent[], edit: (events: TraceEvent[]) => TraceEvent[]) {
-  let previous = GENESIS_HASH;
-  return edit(structuredClone([...events])).map((event) => {
-    const { hash: _hash, ...rest } = { ...event, previousEventHash: previous };
-    const rehashed = { ...rest, hash: hashTraceEvent(rest) };
-    previous = rehashed.hash;
-    return rehashed;
-  });
-}
+const rewrite = rewriteEvents;
 
 function verify(threadId: string, events: readonly TraceEvent[], allowUnverified = false) {
   const bundle = JSON.parse(JSON.stringify(sealEvidence({ threadId, events }, [agent])));

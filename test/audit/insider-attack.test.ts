@@ -27,9 +27,13 @@ import {
 } from '../../src/audit/index.js';
 import type { Database } from '../../src/db/index.js';
 import { describeEachDatabase } from '../support/databases.js';
+import { rechain } from '../support/rechain.js';
 
 const signer = new Ed25519Signer(generateKeyPair().privateKey);
 const keys = [signer.verifier()];
+// The scene's approval is a development-mode one (a bare name): the bundles accept that mode
+// by name, so what these tests see is the insider's rewrite, not the missing signature.
+const trusting = { keys, allowUnverified: true };
 const dir = mkdtempSync(join(tmpdir(), 'veridex-insider-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -61,12 +65,14 @@ async function scene(db: Database): Promise<Scene> {
     approvalId: 'apr_1',
     toolName: 'transfer',
     requiredApprovals: 1,
+    identityMode: 'unverified',
   });
   await append('approval_decided', {
     approvalId: 'apr_1',
     approver: 'alice@ops.example',
     approverName: 'Alice',
     decision: 'approve',
+    verified: false,
   });
   await append('approval_resolved', { approvalId: 'apr_1', status: 'approved' });
   await append('tool_executed', { toolName: 'transfer' });
@@ -83,13 +89,7 @@ async function rewriteRows(
   edit: (events: TraceEvent[]) => TraceEvent[],
 ): Promise<void> {
   const events = await new PostgresAuditStore(db).list(threadId);
-  let previousEventHash = GENESIS_HASH;
-  const rechained = edit(events).map((event) => {
-    const linked = { ...event, previousEventHash };
-    const hash = hashTraceEvent(linked);
-    previousEventHash = hash;
-    return { ...linked, hash };
-  });
+  const rechained = rechain(edit(events));
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM veridex_audit_events WHERE thread_id = $1', [threadId]);
     for (const [index, event] of rechained.entries()) {
@@ -114,7 +114,7 @@ async function rewriteRows(
     await tx.query('UPDATE veridex_audit_heads SET seq = $2, hash = $3 WHERE thread_id = $1', [
       threadId,
       rechained.length,
-      previousEventHash,
+      rechained.at(-1)?.hash ?? GENESIS_HASH,
     ]);
   });
 }
@@ -144,7 +144,7 @@ describeEachDatabase('an insider with write access to the audit tables', ({ db }
     await rewriteRows(db(), threadId, ATTACKS['changes the approver to cfo@corp']!);
     expect(await audit.verify(threadId)).toMatchObject({ valid: true, length: 7 });
     const resealed = sealEvidence({ threadId, events: await audit.events(threadId) }, [signer]);
-    const alone = verifyEvidence(resealed, { keys });
+    const alone = verifyEvidence(resealed, trusting);
     expect(alone.valid).toBe(true);
     expect(alone.decisions[0]).toMatchObject({ approver: 'cfo@corp', approverName: 'CFO' });
   });
@@ -156,17 +156,17 @@ describeEachDatabase('an insider with write access to the audit tables', ({ db }
         await rewriteRows(db(), threadId, attack);
         expect((await audit.verify(threadId)).valid).toBe(true);
         const resealed = sealEvidence({ threadId, events: await audit.events(threadId) }, [signer]);
-        expect(verifyEvidence(resealed, { keys }).valid).toBe(true);
+        expect(verifyEvidence(resealed, trusting).valid).toBe(true);
 
-        const sinceBundle = verifyEvidence(resealed, { keys, previous: older });
+        const sinceBundle = verifyEvidence(resealed, { ...trusting, previous: older });
         expect(sinceBundle.valid).toBe(false);
         expect(sinceBundle.reasons.join('\n')).toMatch(
           name === 'drops the last event'
             ? /the older bundle covered 7 events .* only 6: events were dropped/
             : /this bundle is not consistent with the older bundle .*: its event \d+ \(\w+ [\w-]+\) was rewritten/,
         );
-        const olderHead = verifyEvidence(older, { keys }).body?.log?.treeHead;
-        expect(verifyEvidence(resealed, { keys, previous: olderHead }).valid).toBe(false);
+        const olderHead = verifyEvidence(older, trusting).body?.log?.treeHead;
+        expect(verifyEvidence(resealed, { ...trusting, previous: olderHead }).valid).toBe(false);
       });
 
       it('is caught by the published heads (veridex audit verify --witness)', async () => {
@@ -230,7 +230,7 @@ describeEachDatabase('an insider with write access to the audit tables', ({ db }
     const { audit, threadId, older, witnessFile } = await scene(db());
     await audit.append({ threadId, type: 'run_started', payload: { agent: 'payout-bot' } });
     const { bundle } = await sealAuditThread(audit, { threadId }, [signer]);
-    expect(verifyEvidence(bundle, { keys, previous: older }).reasons).toEqual([]);
+    expect(verifyEvidence(bundle, { ...trusting, previous: older }).reasons).toEqual([]);
     await new TransparencyLog({ audit, signers: [signer] }).publish();
     expect((await verifyWitnessedHeads(audit, witnessed(witnessFile), { keys })).valid).toBe(true);
   });
