@@ -180,7 +180,8 @@ export function describeChange(record: Omit<DirectoryChangeRecord, 'description'
 
 /**
  * The changes that matter for decisions signed with `keyIds`: every change of those keys, and
- * every change of the approvers holding them (an approver revoked revokes its keys).
+ * every change of the approvers holding them — their other keys too, so a key revoked and
+ * replaced by someone else shows beside the decision the replacement signed.
  */
 export function changesForKeys(
   changes: readonly DirectoryChangeRecord[],
@@ -193,7 +194,6 @@ export function changesForKeys(
   );
   return changes.filter(
     (change) =>
-      (change.keyId !== undefined && keyIds.has(change.keyId)) ||
-      (change.keyId === undefined && holders.has(change.approver)),
+      (change.keyId !== undefined && keyIds.has(change.keyId)) || holders.has(change.approver),
   );
 }
