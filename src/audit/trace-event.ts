@@ -34,6 +34,7 @@ export const TRACE_EVENT_TYPES = [
   'run_completed',
   'run_failed',
   'run_suspended',
+  'directory_changed',
 ] as const;
 
 /** One of {@link TRACE_EVENT_TYPES}. */

@@ -1,10 +1,14 @@
 import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { writeKeyPair } from '../audit/index.js';
+import { AuditLog, PostgresAuditStore, writeKeyPair } from '../audit/index.js';
 import {
   type Approver,
   canonicalIdentity,
+  DIRECTORY_AUDIT_THREAD,
+  type DirectoryAuthority,
   PostgresApproverDirectory,
+  recordDirectoryChange,
   serializeApprovers,
 } from '../identity/index.js';
 import { InvitationStore, invitationLink } from '../server/invitations.js';
@@ -22,11 +26,14 @@ export const APPROVERS_USAGE = `Usage:
   veridex approvers revoke <id> [--key KEY_ID]
   veridex approvers export [--out approvers.json]
   veridex approvers invite <id> [--name "Display Name"] [--role ROLE ...] [--origin URL] [--ttl-hours 24]
+  (add, add-key, revoke and invite take --operator NAME: who you are, recorded with the change;
+   default: your login name)
 
 Manages the approver directory in the configured database: who may decide approvals, and
 the Ed25519 public keys their decisions must be signed with. keygen writes DIR/<name>.key
 (mode 0600; give it to the approver only) and DIR/<name>.pub (default DIR ${DEFAULT_APPROVER_KEY_DIR}).
-export writes the public directory an auditor passes to \`veridex verify --approvers\`.
+export writes the public directory an auditor passes to \`veridex verify --approvers\`, with
+the audited history of directory changes (who added or revoked which key, and how they proved it).
 invite adds the approver if needed and prints a one-time link to the inbox (veridex serve;
 --origin is its URL, default http://localhost:8787) where they register a passkey.
 Ids are compared in canonical form: a second approver whose id looks like an existing one
@@ -46,6 +53,7 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
       json: { type: 'boolean' },
       origin: { type: 'string' },
       'ttl-hours': { type: 'string' },
+      operator: { type: 'string' },
       'database-url': { type: 'string' },
     },
   });
@@ -75,9 +83,34 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
   const ttlHours = values['ttl-hours'] === undefined ? 24 : Number(values['ttl-hours']);
   if (!(ttlHours > 0 && ttlHours <= 24 * 30)) throw new UsageError('--ttl-hours must be 1..720');
 
+  const operator = (values.operator ?? userInfo().username).trim();
+  if (operator === '' || operator.length > 200) throw new UsageError('--operator needs a name');
+  const authority: DirectoryAuthority = { via: 'operator', operator };
+
   const db = await openCommandDatabase(values['database-url']);
   try {
     const directory = new PostgresApproverDirectory(db);
+    const audit = new AuditLog({ store: new PostgresAuditStore(db), secretFingerprints: false });
+    // Every change this command makes is an audited directory change, with the operator's name.
+    const recordAdded = async (approver: Approver, keys = approver.keys) => {
+      for (const key of keys) {
+        await recordDirectoryChange(audit, {
+          change: 'key_added',
+          approver: approver.id,
+          keyId: key.keyId,
+          publicKey: key.publicKey,
+          at: key.addedAt,
+          authorisedBy: authority,
+        });
+      }
+    };
+    const recordApprover = (approver: Approver) =>
+      recordDirectoryChange(audit, {
+        change: 'approver_added',
+        approver: approver.id,
+        at: approver.addedAt,
+        authorisedBy: authority,
+      });
     switch (action) {
       case 'add': {
         const approver = await directory.add({
@@ -86,12 +119,17 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
           roles: values.role ?? [],
           publicKeys: values.key ?? [],
         });
+        await recordApprover(approver);
+        await recordAdded(approver);
         io.out(`added ${describe(approver)}`);
         return EXIT.ok;
       }
       case 'add-key': {
         let approver: Approver | undefined;
-        for (const key of values.key ?? []) approver = await directory.addKey(subject!, key);
+        for (const key of values.key ?? []) {
+          approver = await directory.addKey(subject!, key);
+          await recordAdded(approver, approver.keys.slice(-1));
+        }
         io.out(`updated ${describe(approver!)}`);
         return EXIT.ok;
       }
@@ -100,20 +138,34 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
           canonicalIdentity(subject),
           values.key?.[0] ? { keyId: values.key[0] } : {},
         );
+        const keyId = values.key?.[0];
+        const at = keyId
+          ? approver.keys.find((key) => key.keyId === keyId)?.revokedAt
+          : approver.revokedAt;
+        await recordDirectoryChange(audit, {
+          change: keyId ? 'key_revoked' : 'approver_revoked',
+          approver: approver.id,
+          ...(keyId ? { keyId } : {}),
+          at: at ?? new Date().toISOString(),
+          authorisedBy: authority,
+        });
         io.out(`revoked ${values.key?.[0] ? `key ${values.key[0]} of ` : ''}${describe(approver)}`);
         return EXIT.ok;
       }
       case 'invite': {
         let approver = await directory.get(subject!);
-        approver ??= await directory.add({
-          id: subject!,
-          ...(values.name ? { displayName: values.name } : {}),
-          roles: values.role ?? [],
-        });
+        if (!approver) {
+          approver = await directory.add({
+            id: subject!,
+            ...(values.name ? { displayName: values.name } : {}),
+            roles: values.role ?? [],
+          });
+          await recordApprover(approver);
+        }
         const origin = new URL(values.origin ?? 'http://localhost:8787').origin;
         const invitation = await new InvitationStore(db).create({
           approverId: approver.id,
-          createdBy: 'veridex approvers invite',
+          createdBy: authority,
           ttlMs: ttlHours * 60 * 60 * 1000,
         });
         io.out(`invitation for ${describe(approver)}`);
@@ -131,7 +183,10 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
         return EXIT.ok;
       }
       default: {
-        const text = serializeApprovers(await directory.list());
+        const text = serializeApprovers(
+          await directory.list(),
+          await audit.events(DIRECTORY_AUDIT_THREAD),
+        );
         if (values.out) {
           writeFileSync(values.out, `${text}\n`);
           io.out(`wrote ${values.out}`);

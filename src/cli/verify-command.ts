@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { assertTrustedFile, verifyEvidence } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
-import { type Approver, parseApprovers } from '../identity/index.js';
+import {
+  type Approver,
+  changesForKeys,
+  type DirectoryChangeRecord,
+  parseApprovers,
+  parseDirectoryChangeEvents,
+  readDirectoryChanges,
+} from '../identity/index.js';
 import { readEarlierViews } from './earlier-views.js';
 import { type CliIo, EXIT, UsageError } from './io.js';
 import { verifierKeys } from './verifier-keys.js';
@@ -14,7 +21,9 @@ Exit code 0 valid, 1 invalid, 2 usage error.
   --key              Ed25519 public key: a PEM file, or 64 hex digits (repeatable)
   --hmac-secret-env  name of an environment variable holding an HMAC secret (repeatable)
   --approvers        the approver directory you trust (veridex approvers export): every
-                     signed decision's key must belong to the approver it names
+                     signed decision's key must belong to the approver it names; the
+                     directory changes it carries for those keys (who added or revoked
+                     them, and how that was proved) are listed
   --since            an older bundle of the same thread, a signed tree head, or a witness
                      head file (heads.jsonl): the bundle must be an honest extension of it —
                      nothing it covered rewritten, dropped, inserted or reordered (repeatable)
@@ -45,10 +54,13 @@ export function verifyCommand(argv: string[], io: CliIo): number {
   const keys = verifierKeys(values);
   const allowUnverified = values['allow-unverified'] ? { allowUnverified: true } : {};
   let approvers: Approver[] | undefined;
+  let history: { changes: DirectoryChangeRecord[]; problems: string[] } | undefined;
   if (values.approvers) {
     try {
       assertTrustedFile(values.approvers);
-      approvers = parseApprovers(readFileSync(values.approvers, 'utf8'));
+      const text = readFileSync(values.approvers, 'utf8');
+      approvers = parseApprovers(text);
+      history = readDirectoryChanges(parseDirectoryChangeEvents(text));
     } catch (error) {
       const why = VeridexError.is(error)
         ? error.message
@@ -102,17 +114,27 @@ export function verifyCommand(argv: string[], io: CliIo): number {
       };
     });
   });
-  const valid = result.valid && since.every((entry) => entry.valid);
+  // The directory's own history must hold (chain and proofs) for it to vouch for any key.
+  const directoryProblems = (history?.problems ?? []).map(
+    (problem) => `approvers file: ${problem}`,
+  );
+  const decisionKeys = new Set(
+    result.decisions.flatMap((check) => (check.keyId !== undefined ? [check.keyId] : [])),
+  );
+  const directory = history ? changesForKeys(history.changes, decisionKeys) : [];
+  const valid =
+    result.valid && directoryProblems.length === 0 && since.every((entry) => entry.valid);
   if (values.json) {
     io.out(
       JSON.stringify(
         {
           valid,
-          reasons: result.reasons,
+          reasons: [...result.reasons, ...directoryProblems],
           signatures: result.signatures,
           decisions: result.decisions,
           ...(result.log ? { log: result.log } : {}),
           ...(since.length > 0 ? { since } : {}),
+          ...(history ? { directory } : {}),
         },
         null,
         2,
@@ -164,6 +186,17 @@ export function verifyCommand(argv: string[], io: CliIo): number {
       `  decision    ${check.decision} ${tool}${check.approvalId} by ${who}: ${how}; proposal ${check.proposalHash ?? '?'}`,
     );
   }
+  for (const change of directory) io.out(`  directory   ${change.description}`);
+  if (history && history.changes.length > 0) {
+    const added = new Set(
+      history.changes.filter((change) => change.change === 'key_added').map((c) => c.keyId),
+    );
+    for (const keyId of decisionKeys) {
+      if (!added.has(keyId)) {
+        io.out(`  directory   key ${keyId}: no recorded directory change adds it`);
+      }
+    }
+  }
   const unverified = result.decisions.filter((check) => check.status === 'unverified').length;
   if (unverified > 0) {
     io.out(
@@ -175,6 +208,8 @@ export function verifyCommand(argv: string[], io: CliIo): number {
       '  note        decision keys were checked against the keys in the bundle only; pass --approvers approvers.json to check them against the approvers you trust',
     );
   }
-  for (const reason of result.reasons) io.out(`  reason      ${reason}`);
+  for (const reason of [...result.reasons, ...directoryProblems]) {
+    io.out(`  reason      ${reason}`);
+  }
   return valid ? EXIT.ok : EXIT.failed;
 }

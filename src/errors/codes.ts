@@ -90,6 +90,7 @@ export const ERROR_CODES = [
   'invitation_invalid',
   'admin_required',
   'session_mismatch',
+  'enrolment_unproven',
 ] as const;
 
 /** A stable, machine-readable error code. */

@@ -1,3 +1,4 @@
+import type { TraceEvent } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
 import type { Approver } from './approver.js';
 import { canonicalIdentity } from './canonical-identity.js';
@@ -7,10 +8,28 @@ export const APPROVERS_FORMAT = 'veridex.approvers/v1';
 
 /**
  * The public approver directory as JSON, for auditors: ids, names, roles and public keys
- * (with revocation times). It holds no secret.
+ * (with revocation times), and, when given, the audit events of its changes (the hash-chained
+ * `veridex.directory` thread: who added or revoked which key, with their proof). No secret.
  */
-export function serializeApprovers(approvers: readonly Approver[]): string {
-  return JSON.stringify({ format: APPROVERS_FORMAT, approvers }, null, 2);
+export function serializeApprovers(
+  approvers: readonly Approver[],
+  changes?: readonly TraceEvent[],
+): string {
+  return JSON.stringify(
+    { format: APPROVERS_FORMAT, approvers, ...(changes ? { changes } : {}) },
+    null,
+    2,
+  );
+}
+
+/**
+ * The directory change events an exported directory carries (empty when it carries none).
+ * Read them with `readDirectoryChanges`, which checks their chain and proofs.
+ */
+export function parseDirectoryChangeEvents(input: string | unknown): TraceEvent[] {
+  const value = typeof input === 'string' ? (JSON.parse(input) as unknown) : input;
+  const changes = (value as { changes?: unknown } | null)?.changes;
+  return Array.isArray(changes) ? (changes as TraceEvent[]) : [];
 }
 
 /**

@@ -20,7 +20,12 @@ export {
   type WebAuthnApproverKey,
 } from './approver.js';
 export { type ApproverDirectory, buildApprover } from './approver-directory.js';
-export { APPROVERS_FORMAT, parseApprovers, serializeApprovers } from './approvers-file.js';
+export {
+  APPROVERS_FORMAT,
+  parseApprovers,
+  parseDirectoryChangeEvents,
+  serializeApprovers,
+} from './approvers-file.js';
 export {
   type AuthenticatedDecision,
   authenticateDecision,
@@ -35,6 +40,28 @@ export {
   tryIdentityKey,
 } from './canonical-identity.js';
 export { CONFUSABLES_VERSION } from './confusable-prototypes.js';
+export {
+  checkDirectoryChangeProof,
+  DIRECTORY_CHANGE_PAYLOAD_TYPE,
+  type DirectoryChangeKind,
+  type DirectoryChangeProof,
+  type DirectoryChangeStatement,
+  directoryChangeChallenge,
+  directoryChangeMessage,
+  type ProvingKey,
+  parseDirectoryChangeProof,
+  signDirectoryChange,
+} from './directory-change.js';
+export {
+  changesForKeys,
+  DIRECTORY_AUDIT_THREAD,
+  type DirectoryAuthority,
+  type DirectoryChangeInput,
+  type DirectoryChangeRecord,
+  describeChange,
+  readDirectoryChanges,
+  recordDirectoryChange,
+} from './directory-history.js';
 export { MemoryApproverDirectory } from './memory-approver-directory.js';
 export { PostgresApproverDirectory } from './postgres-approver-directory.js';
 export { type SignDecisionInput, signDecision } from './sign-decision.js';

@@ -4,7 +4,12 @@ import { VeridexError } from '../errors/index.js';
 import { CONSUME_CHALLENGE, INSERT_CHALLENGE } from './sql.js';
 
 /** What a challenge may be used for; a challenge issued for one purpose never serves another. */
-export type ChallengePurpose = 'login' | 'passkey_login' | 'passkey_register' | 'passkey_decision';
+export type ChallengePurpose =
+  | 'login'
+  | 'passkey_login'
+  | 'passkey_register'
+  | 'passkey_decision'
+  | 'enrolment_proof';
 
 /** A challenge as it was issued. */
 export interface IssuedChallenge {

@@ -34,6 +34,8 @@ export interface AuthenticatedSession extends Session {
   approver: Approver;
   /** How the session token arrived: an HttpOnly cookie (browser) or a Bearer header (API client). */
   via: 'cookie' | 'bearer';
+  /** The session token itself, so a long-lived response (SSE) can re-check it; never sent back. */
+  token: string;
 }
 
 /** Hono environment of the service's routes. */

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { sha256Hex } from '../audit/index.js';
+import { canonicalJson, sha256Hex } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
-import { canonicalIdentity } from '../identity/index.js';
+import { canonicalIdentity, type DirectoryAuthority } from '../identity/index.js';
 import { CONSUME_INVITATION, INSERT_INVITATION, SELECT_INVITATION } from './sql.js';
 
 /** Default lifetime of an enrolment link. */
@@ -16,11 +16,19 @@ export interface Invitation {
   expiresAt: string;
 }
 
+/** An open invitation: whom it enrols, and who created it (recorded with the key it adds). */
+export interface OpenInvitation {
+  approverId: string;
+  createdBy: DirectoryAuthority;
+}
+
 /**
  * One-time enrolment invitations in `veridex_inbox_invitations`: an admin (in the inbox, or
- * `veridex approvers invite`) creates one for an approver already in the directory; whoever
- * opens the link registers a passkey as that approver, once, before it expires. Hand the link
- * to the approver over a channel you trust: it is as good as their first sign-in.
+ * `veridex approvers invite`) creates one for an approver in the directory; whoever opens the
+ * link registers a passkey as that approver, once, before it expires. Hand the link to the
+ * approver over a channel you trust: for an approver who never held a key it is as good as their
+ * first sign-in. For an approver who holds (or held) a key, the link alone adds nothing: the
+ * enrolment must also be signed by one of their active keys (README "Approvals inbox").
  */
 export class InvitationStore {
   readonly #db: Database;
@@ -34,7 +42,7 @@ export class InvitationStore {
   /** Creates an invitation for `approverId` (who must be in the directory). */
   async create(input: {
     approverId: string;
-    createdBy: string;
+    createdBy: DirectoryAuthority;
     ttlMs?: number;
   }): Promise<Invitation> {
     const token = randomBytes(32).toString('base64url');
@@ -46,7 +54,7 @@ export class InvitationStore {
     await this.#db.query(INSERT_INVITATION, [
       sha256Hex(token),
       approverId,
-      input.createdBy,
+      canonicalJson(input.createdBy),
       created.toISOString(),
       expiresAt,
     ]);
@@ -54,29 +62,44 @@ export class InvitationStore {
   }
 
   /** The approver an unused, unexpired invitation is for. @throws VeridexError `invitation_invalid`. */
-  async check(token: unknown): Promise<string> {
-    const { rows } = await this.#db.query<{ approver_id: string }>(SELECT_INVITATION, [
-      hashOf(token),
-      this.#now().toISOString(),
-    ]);
-    if (!rows[0]) throw invalidInvitation();
-    return rows[0].approver_id;
+  async check(token: unknown): Promise<OpenInvitation> {
+    return this.#read(SELECT_INVITATION, token);
   }
 
   /** Uses the invitation up (atomically: two registrations racing cannot both have it). */
-  async consume(token: unknown): Promise<string> {
-    const { rows } = await this.#db.query<{ approver_id: string }>(CONSUME_INVITATION, [
+  async consume(token: unknown): Promise<OpenInvitation> {
+    return this.#read(CONSUME_INVITATION, token);
+  }
+
+  async #read(sql: string, token: unknown): Promise<OpenInvitation> {
+    const { rows } = await this.#db.query<{ approver_id: string; created_by: string }>(sql, [
       hashOf(token),
       this.#now().toISOString(),
     ]);
     if (!rows[0]) throw invalidInvitation();
-    return rows[0].approver_id;
+    return { approverId: rows[0].approver_id, createdBy: authorityOf(rows[0].created_by) };
   }
 }
 
 /** The link an approver opens to enrol: the token travels in the fragment, never to servers' logs. */
 export function invitationLink(origin: string, token: string): string {
   return `${origin}/#/enrol/${token}`;
+}
+
+/** The SHA-256 of an invitation token, as enrolment statements and the table name it. */
+export function invitationHash(token: unknown): string {
+  return hashOf(token);
+}
+
+// Rows written before authorities were recorded hold free text: an operator's stated name.
+function authorityOf(text: string): DirectoryAuthority {
+  try {
+    const value = JSON.parse(text) as DirectoryAuthority;
+    if (value?.via === 'session' || value?.via === 'operator' || value?.via === 'credential') {
+      return value;
+    }
+  } catch {}
+  return { via: 'operator', operator: text.slice(0, 200) };
 }
 
 function hashOf(token: unknown): string {

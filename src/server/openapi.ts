@@ -228,14 +228,30 @@ export function openApiDocument(origin: string): Record<string, unknown> {
             'Register the passkey (adds it to the approver directory; uses the invitation; signs in)',
           requestBody: json({
             type: 'object',
-            properties: { invitation: { type: 'string' }, response: { type: 'object' } },
+            properties: {
+              invitation: { type: 'string' },
+              response: { type: 'object' },
+              proof: { type: 'object' },
+            },
           }),
           responses: {
             '200': ok('approver, keyId, csrfToken'),
             '401': error,
+            '403': error,
             '409': error,
             '410': error,
           },
+        },
+      },
+      '/api/passkeys/register/proof-challenge': {
+        post: {
+          summary:
+            'For an approver who already holds a key: the enrolment statement to sign with one of them',
+          requestBody: json({
+            type: 'object',
+            properties: { invitation: { type: 'string' }, credentialId: { type: 'string' } },
+          }),
+          responses: { '200': ok('statement, options'), '403': error, '410': error },
         },
       },
       '/api/passkeys/login/options': {

@@ -23,12 +23,15 @@ import {
 import { VeridexError } from '../errors/index.js';
 import {
   type Approver,
+  directoryChangeChallenge,
   isActiveKey,
   MAX_REASON_LENGTH,
+  recordDirectoryChange,
   sameIdentity,
   type WebAuthnApproverKey,
 } from '../identity/index.js';
 import { ChallengeStore } from './challenge-store.js';
+import { checkEnrolmentProof, issueEnrolmentStatement, needsConsent } from './enrolment-proof.js';
 import { badInput } from './http-error.js';
 import type { InboxContext } from './inbox-context.js';
 import { SELECT_SIGN_COUNT, UPDATE_SIGN_COUNT } from './sql.js';
@@ -65,7 +68,7 @@ export class Passkeys {
 
   /** Registration options for the approver an invitation is for. @throws `invitation_invalid`. */
   async registrationOptions(invitation: unknown) {
-    const approverId = await this.#inbox.invitations.check(invitation);
+    const { approverId } = await this.#inbox.invitations.check(invitation);
     const approver = await this.#approver(approverId);
     const issued = await this.#inbox.challenges.issue({
       purpose: 'passkey_register',
@@ -90,14 +93,46 @@ export class Passkeys {
   }
 
   /**
+   * The statement an approver who already holds a key signs to consent to adding the passkey
+   * `credentialId` (see `enrolment-proof.ts`), and the WebAuthn options to sign it with a passkey.
+   * @throws `invitation_invalid`, `enrolment_unproven`.
+   */
+  async proofOptions(invitation: unknown, credentialId: unknown) {
+    const { approverId } = await this.#inbox.invitations.check(invitation);
+    const approver = await this.#approver(approverId);
+    const statement = await issueEnrolmentStatement(
+      this.#inbox,
+      approver,
+      invitation as string,
+      credentialId,
+    );
+    const keys = passkeysOf(approver).filter((key) => isActiveKey(approver, key));
+    const options = await generateAuthenticationOptions({
+      rpID: this.#inbox.rpId,
+      challenge: Buffer.from(directoryChangeChallenge(statement), 'base64url'),
+      userVerification: 'required',
+      allowCredentials: keys.map((key) => ({
+        id: key.credentialId,
+        ...(key.transports ? { transports: key.transports } : {}),
+      })),
+    });
+    return { statement, options };
+  }
+
+  /**
    * Verifies a registration and adds the passkey to the invited approver; uses the invitation.
-   * @throws `invitation_invalid`, `challenge_invalid`, `passkey_invalid`, `identity_ambiguous`.
+   * An approver who holds (or held) any key must also send `proof`: the enrolment statement
+   * signed by one of their active keys. The change is recorded in the audit log.
+   * @throws `invitation_invalid`, `challenge_invalid`, `passkey_invalid`, `identity_ambiguous`,
+   *   `enrolment_unproven`.
    */
   async register(
     invitation: unknown,
     response: unknown,
+    proof?: unknown,
   ): Promise<{ approver: Approver; key: WebAuthnApproverKey }> {
-    const approverId = await this.#inbox.invitations.check(invitation);
+    const { approverId, createdBy } = await this.#inbox.invitations.check(invitation);
+    const approver = await this.#approver(approverId);
     const registration = response as RegistrationResponseJSON;
     const issued = await this.#inbox.challenges.consume(
       challengeOf(registration),
@@ -118,6 +153,17 @@ export class Passkeys {
     });
     if (!verified.verified) throw passkeyInvalid('registration does not verify');
     const { credential } = verified.registrationInfo;
+    const keyId = webauthnKeyId(credential.id);
+    const consent = needsConsent(approver)
+      ? await checkEnrolmentProof(this.#inbox, {
+          approver,
+          invitation: invitation as string,
+          newKeyId: keyId,
+          proof,
+          verifyAssertion: (assertion, challenge) =>
+            this.verifyAssertion(assertion as AuthenticationResponseJSON, challenge),
+        })
+      : undefined;
     const algorithm = registration.response.publicKeyAlgorithm;
     await this.#inbox.invitations.consume(invitation);
     const updated = await this.#inbox.approvals.directory.addKey(approverId, {
@@ -128,8 +174,21 @@ export class Passkeys {
       algorithm: typeof algorithm === 'number' ? algorithm : -7,
       ...(credential.transports ? { transports: credential.transports } : {}),
     });
-    const key = updated.keys.find((candidate) => candidate.keyId === webauthnKeyId(credential.id));
-    return { approver: updated, key: key as WebAuthnApproverKey };
+    const key = updated.keys.find((candidate) => candidate.keyId === keyId) as WebAuthnApproverKey;
+    await recordDirectoryChange(this.#inbox.audit, {
+      change: 'key_added',
+      approver: updated.id,
+      keyId,
+      publicKey: key.publicKey,
+      at: key.addedAt,
+      ...(consent
+        ? {
+            authorisedBy: { via: 'credential', approver: updated.id, keyId: consent.key.keyId },
+            proof: consent,
+          }
+        : { authorisedBy: createdBy }),
+    });
+    return { approver: updated, key };
   }
 
   /** Options for signing in with any passkey registered here (discoverable credentials). */
@@ -146,7 +205,7 @@ export class Passkeys {
   async login(response: unknown): Promise<{ approver: Approver; key: WebAuthnApproverKey }> {
     const assertion = response as AuthenticationResponseJSON;
     const issued = await this.#inbox.challenges.consume(challengeOf(assertion), 'passkey_login');
-    return this.#verifyAssertion(assertion, issued.challenge);
+    return this.verifyAssertion(assertion, issued.challenge);
   }
 
   /**
@@ -232,7 +291,7 @@ export class Passkeys {
     const found = await this.#inbox.approvals.directory.findByKey(signed.keyId);
     if (found?.key.type !== 'webauthn')
       throw passkeyInvalid(`key ${signed.keyId.slice(0, 80)} is not a passkey here`);
-    await this.#verifyAssertion(
+    await this.verifyAssertion(
       {
         id: found.key.credentialId,
         rawId: found.key.credentialId,
@@ -248,7 +307,11 @@ export class Passkeys {
     );
   }
 
-  async #verifyAssertion(
+  /**
+   * Verifies an assertion of an active passkey over `challenge` for this origin and relying
+   * party, user verified, with a counter that moved forward. @throws `passkey_invalid`.
+   */
+  async verifyAssertion(
     assertion: AuthenticationResponseJSON,
     challenge: string,
   ): Promise<{ approver: Approver; key: WebAuthnApproverKey }> {

@@ -35,13 +35,13 @@ INSERT INTO veridex_inbox_invitations (token_hash, approver_id, created_by, crea
 VALUES ($1, $2, $3, $4, $5)`;
 
 export const SELECT_INVITATION = `
-SELECT approver_id FROM veridex_inbox_invitations
+SELECT approver_id, created_by FROM veridex_inbox_invitations
 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2`;
 
 export const CONSUME_INVITATION = `
 UPDATE veridex_inbox_invitations SET used_at = $2
 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
-RETURNING approver_id`;
+RETURNING approver_id, created_by`;
 
 /** Newest first, keyset-paginated on (created_at, id). */
 export function listApprovalsSql(columns: string): string {

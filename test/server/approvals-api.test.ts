@@ -443,6 +443,7 @@ describeEachDatabase('approvals service API', (context) => {
         '/api/approvals/{id}/passkey-challenge',
         '/api/passkeys/register/options',
         '/api/passkeys/register',
+        '/api/passkeys/register/proof-challenge',
         '/api/passkeys/login/options',
         '/api/passkeys/login',
         '/api/invitations',

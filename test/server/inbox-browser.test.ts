@@ -80,7 +80,7 @@ suite('approvals inbox in Chromium', () => {
             await approvals.directory.add({ id, displayName: name });
             const invitation = await invitations.create({
               approverId: id,
-              createdBy: 'test admin',
+              createdBy: { via: 'operator', operator: 'test admin' },
             });
             links[id] = invitationLink(server.origin, invitation.token);
           }

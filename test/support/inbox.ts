@@ -120,6 +120,8 @@ export async function openEventStream(
   events: ReceivedEvent[];
   next(match: (event: ReceivedEvent) => boolean, timeoutMs?: number): Promise<ReceivedEvent>;
   close(): void;
+  /** Resolves when the server ends the stream (or it is aborted). */
+  ended: Promise<void>;
 }> {
   const controller = new AbortController();
   const response = await fetch(url, {
@@ -129,7 +131,7 @@ export async function openEventStream(
   if (response.status !== 200) throw new Error(`SSE ${response.status}: ${await response.text()}`);
   const events: ReceivedEvent[] = [];
   const waiters = new Set<() => void>();
-  void (async () => {
+  const ended = (async () => {
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';
     try {
@@ -175,5 +177,5 @@ export async function openEventStream(
       waiters.add(check);
       check();
     });
-  return { events, next, close: () => controller.abort() };
+  return { events, next, close: () => controller.abort(), ended };
 }

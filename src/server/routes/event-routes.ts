@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { InboxEvent } from '../approval-feed.js';
-import { requireSession } from '../authenticate.js';
+import { liveSession, requireSession } from '../authenticate.js';
 import type { InboxContext, InboxEnv } from '../inbox-context.js';
 
 /** How often an idle stream sends a comment, so proxies and browsers keep it open. */
@@ -11,13 +11,17 @@ const KEEPALIVE_MS = 15_000;
  * `GET /api/events`: Server-Sent Events `approval_requested`, `approval_decided` and
  * `approval_expired`, live, for signed-in approvers. Each event's `id` is deterministic;
  * a client reconnecting with `Last-Event-ID` first gets what it missed (while the service
- * still remembers it).
+ * still remembers it). The stream ends at the first event or keepalive after its session is
+ * signed out or expires, or its key or approver is revoked.
  */
 export function eventRoutes(inbox: InboxContext): Hono<InboxEnv> {
   const routes = new Hono<InboxEnv>();
   routes.get('/api/events', requireSession(inbox), (c) => {
     const lastId = c.req.header('last-event-id');
-    const expiresAt = Date.parse(c.get('session').expiresAt);
+    const { token } = c.get('session');
+    // A stream lives no longer than what opened it: the session (expiry, sign-out) and the
+    // approver's key and entry in the directory. Checked before every event and every keepalive.
+    const stillLive = async () => (await liveSession(inbox, token)) !== undefined;
     return streamSSE(c, async (stream) => {
       const queue: InboxEvent[] = [...inbox.feed.since(lastId)];
       let wake: (() => void) | undefined;
@@ -35,6 +39,10 @@ export function eventRoutes(inbox: InboxContext): Hono<InboxEnv> {
         while (!closed) {
           while (queue.length > 0 && !closed) {
             const event = queue.shift()!;
+            if (!(await stillLive())) {
+              closed = true;
+              break;
+            }
             await stream.writeSSE({ id: event.id, event: event.type, data: JSON.stringify(event) });
           }
           if (closed) break;
@@ -46,9 +54,8 @@ export function eventRoutes(inbox: InboxContext): Hono<InboxEnv> {
             };
           });
           wake = undefined;
-          // A stream lives no longer than the session that opened it.
-          if (inbox.now().getTime() >= expiresAt) break;
-          if (queue.length === 0 && !closed) await stream.write(': keepalive\n\n');
+          if (closed || !(await stillLive())) break;
+          if (queue.length === 0) await stream.write(': keepalive\n\n');
         }
       } finally {
         unsubscribe();

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { VeridexError } from '../../errors/index.js';
-import { type Approver, canonicalIdentity } from '../../identity/index.js';
+import { type Approver, canonicalIdentity, recordDirectoryChange } from '../../identity/index.js';
 import { requireSession } from '../authenticate.js';
 import { badInput } from '../http-error.js';
 import type { InboxContext, InboxEnv } from '../inbox-context.js';
@@ -20,7 +20,15 @@ export const ADMIN_ROLE = 'admin';
 export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<InboxEnv> {
   const routes = new Hono<InboxEnv>();
   const refused = async (error: unknown, route: string, approver?: string) => {
-    if (VeridexError.is(error, 'passkey_invalid', 'challenge_invalid', 'invitation_invalid')) {
+    if (
+      VeridexError.is(
+        error,
+        'passkey_invalid',
+        'challenge_invalid',
+        'invitation_invalid',
+        'enrolment_unproven',
+      )
+    ) {
       await recordRefusal(inbox, error, { route, ...(approver ? { approver } : {}) });
     }
     return error;
@@ -55,10 +63,20 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
   routes.post('/api/passkeys/register', async (c) => {
     const body = await jsonBody(c);
     try {
-      const { approver, key } = await passkeys.register(body.invitation, body.response);
+      const { approver, key } = await passkeys.register(body.invitation, body.response, body.proof);
       return c.json(await signIn(c, approver, key.keyId));
     } catch (error) {
       throw await refused(error, 'POST /api/passkeys/register');
+    }
+  });
+
+  // For an approver who already holds a key: the enrolment statement to sign with one of them.
+  routes.post('/api/passkeys/register/proof-challenge', async (c) => {
+    const body = await jsonBody(c);
+    try {
+      return c.json(await passkeys.proofOptions(body.invitation, body.credentialId));
+    } catch (error) {
+      throw await refused(error, 'POST /api/passkeys/register/proof-challenge');
     }
   });
 
@@ -97,17 +115,27 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
     const body = await jsonBody(c);
     if (typeof body.approver !== 'string') throw badInput('approver must be the id to invite');
     const id = canonicalIdentity(body.approver);
+    const authority = {
+      via: 'session' as const,
+      approver: session.approverId,
+      keyId: session.keyId,
+    };
+    // An invitation for an existing approver adds nothing by itself: enrolling through it needs
+    // that approver's own signature when they hold (or held) a key (enrolment-proof.ts).
     if (!(await inbox.approvals.directory.get(id))) {
-      await inbox.approvals.directory.add({
+      const added = await inbox.approvals.directory.add({
         id,
         ...(typeof body.displayName === 'string' ? { displayName: body.displayName } : {}),
         roles: Array.isArray(body.roles) ? body.roles.map(String) : [],
       });
+      await recordDirectoryChange(inbox.audit, {
+        change: 'approver_added',
+        approver: added.id,
+        at: added.addedAt,
+        authorisedBy: authority,
+      });
     }
-    const invitation = await inbox.invitations.create({
-      approverId: id,
-      createdBy: session.approverId,
-    });
+    const invitation = await inbox.invitations.create({ approverId: id, createdBy: authority });
     return c.json({
       approver: invitation.approverId,
       link: invitationLink(inbox.origin, invitation.token),

@@ -1,0 +1,140 @@
+import { canonicalJson } from '../audit/index.js';
+import { webauthnKeyId } from '../audit/webauthn-assertion.js';
+import { VeridexError } from '../errors/index.js';
+import {
+  type Approver,
+  checkDirectoryChangeProof,
+  type DirectoryChangeInput,
+  type DirectoryChangeStatement,
+  directoryChangeChallenge,
+  isActiveKey,
+  parseDirectoryChangeProof,
+  sameIdentity,
+} from '../identity/index.js';
+import { ChallengeStore } from './challenge-store.js';
+import type { InboxContext } from './inbox-context.js';
+import { invitationHash } from './invitations.js';
+
+/**
+ * Whether adding a credential to `approver` needs the approver's own consent: yes as soon as
+ * they hold or ever held a key. A revoked key still counts — otherwise an admin could revoke
+ * someone's keys and then enrol her own as theirs (README "Approvals inbox", enrolment).
+ */
+export function needsConsent(approver: Approver): boolean {
+  return approver.keys.length > 0;
+}
+
+/**
+ * The statement an existing approver signs to add the passkey `credentialId` through the
+ * invitation `invitation`, with a fresh one-use challenge kept for exactly this enrolment.
+ */
+export async function issueEnrolmentStatement(
+  inbox: InboxContext,
+  approver: Approver,
+  invitation: string,
+  credentialId: unknown,
+): Promise<DirectoryChangeStatement> {
+  if (typeof credentialId !== 'string' || !/^[A-Za-z0-9_-]{16,1366}$/.test(credentialId)) {
+    throw unproven('credentialId must be the new passkey’s base64url credential id');
+  }
+  const statement: DirectoryChangeStatement = {
+    change: 'key_added',
+    approver: approver.id,
+    keyId: webauthnKeyId(credentialId),
+    audience: inbox.origin,
+    challenge: ChallengeStore.random(),
+  };
+  await inbox.challenges.issue({
+    purpose: 'enrolment_proof',
+    challenge: directoryChangeChallenge(statement),
+    approverId: approver.id,
+    details: { statement, invitation: invitationHash(invitation) },
+  });
+  return statement;
+}
+
+/** Checks a passkey assertion over a challenge (the service's WebAuthn check, with counters). */
+export type AssertionCheck = (
+  assertion: unknown,
+  challenge: string,
+) => Promise<{ approver: Approver; key: { keyId: string } }>;
+
+/**
+ * Checks the approver's consent to adding `newKeyId` through `invitation`: a statement this
+ * service issued for exactly this enrolment (used up here), signed by an active key of the
+ * same approver. Returns the audit proof of the change.
+ * @throws VeridexError `enrolment_unproven` for anything missing or not verifying.
+ */
+export async function checkEnrolmentProof(
+  inbox: InboxContext,
+  input: {
+    approver: Approver;
+    invitation: string;
+    newKeyId: string;
+    proof: unknown;
+    verifyAssertion: AssertionCheck;
+  },
+): Promise<NonNullable<DirectoryChangeInput['proof']>> {
+  const { approver } = input;
+  const body = input.proof as { statement?: DirectoryChangeStatement } | undefined;
+  const proof = parseDirectoryChangeProof(body);
+  const statement = body?.statement;
+  if (!proof || typeof statement !== 'object' || statement === null) {
+    throw unproven(
+      `"${approver.id}" already holds a key: sign the enrolment statement (POST /api/passkeys/register/proof-challenge) with one of them`,
+    );
+  }
+  let issued: Awaited<ReturnType<InboxContext['challenges']['consume']>>;
+  try {
+    issued = await inbox.challenges.consume(directoryChangeChallenge(statement), 'enrolment_proof');
+  } catch {
+    throw unproven('the enrolment statement is unknown, already used or expired');
+  }
+  const kept = issued.details as { statement?: unknown; invitation?: unknown };
+  if (
+    canonicalJson(kept.statement ?? null) !== canonicalJson(statement as never) ||
+    kept.invitation !== invitationHash(input.invitation) ||
+    statement.keyId !== input.newKeyId ||
+    !sameIdentity(statement.approver, approver.id)
+  ) {
+    throw unproven('the signed statement is for another enrolment');
+  }
+  const found = await inbox.approvals.directory.findByKey(proof.keyId);
+  if (!found || found.approver.id !== approver.id || !isActiveKey(found.approver, found.key)) {
+    throw unproven(`key ${proof.keyId.slice(0, 80)} is not an active key of "${approver.id}"`);
+  }
+  const key = found.key;
+  if (key.type === 'webauthn') {
+    if (!proof.webauthn) throw unproven('a passkey proof needs its assertion');
+    await input
+      .verifyAssertion(
+        {
+          id: key.credentialId,
+          rawId: key.credentialId,
+          type: 'public-key',
+          clientExtensionResults: {},
+          response: { ...proof.webauthn, signature: proof.signature },
+        },
+        issued.challenge,
+      )
+      .catch((error: unknown) => {
+        throw unproven(`the passkey assertion does not verify (${(error as Error).message})`);
+      });
+  }
+  const proving = {
+    type: key.type,
+    keyId: key.keyId,
+    publicKey: key.publicKey,
+    ...(key.type === 'webauthn' ? { credentialId: key.credentialId, rpId: key.rpId } : {}),
+  };
+  const problem = checkDirectoryChangeProof(statement, proof, proving);
+  if (problem) throw unproven(problem);
+  return { statement, proof, key: proving };
+}
+
+function unproven(why: string): VeridexError {
+  return new VeridexError(
+    'enrolment_unproven',
+    `Enrolment refused: ${why}. A credential is added to an existing approver only with their consent.`,
+  );
+}
