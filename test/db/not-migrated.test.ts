@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresApprovalStore } from '../../src/approvals/postgres-approval-store.js';
 import { AuditLog } from '../../src/audit/audit-log.js';
@@ -64,6 +65,8 @@ interface Victim {
   publicDb: Database;
   /** Opens a handle on `schema`, never migrated. */
   open(schema: string): Promise<Database>;
+  /** The PostgreSQL URL of the victim database (PostgreSQL only). */
+  url?: string;
   close(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ async function openVictim(backend: Backend): Promise<Victim> {
   await migrate(publicDb);
   return {
     publicDb,
+    url: url.toString(),
     open: (schema) => createDatabase({ url: url.toString(), schema, maxConnections: 2 }),
     close: async () => {
       await publicDb.close();
@@ -205,6 +209,42 @@ for (const backend of ['pglite', 'postgres'] as const) {
         }
         expect(await publicFootprint(victim.publicDb)).toEqual(before);
       });
+
+      // A pool of our own counts what goes over the wire (PostgreSQL only: PGlite has no pool to pass).
+      if (backend === 'postgres')
+        it('adds no statement to a store call on a migrated schema', async () => {
+          const schema = `counted_${randomBytes(4).toString('hex')}`;
+          const setup = await victim.open(schema);
+          await migrate(setup);
+          const url = new URL(String(victim.url));
+          const pool = new pg.Pool({
+            connectionString: url.toString(),
+            max: 1,
+            options: `-c search_path="${schema}"`,
+          });
+          let statements = 0;
+          const query = pool.query.bind(pool);
+          pool.query = ((...args: Parameters<typeof query>) => {
+            statements++;
+            return query(...args);
+          }) as typeof pool.query;
+          const db = await createDatabase({ pool, schema });
+          try {
+            const store = new PostgresApprovalStore(db);
+            for (let i = 0; i < 20; i++) await store.listPending();
+            // One statement per call: the migration check runs only after a statement failed.
+            expect(statements).toBe(20);
+            await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+            statements = 0;
+            const error = await refusal(() => store.listPending());
+            expect(error.code).toBe('db_not_migrated');
+            expect(statements).toBe(2); // the failed statement, then the one look at pg_tables
+          } finally {
+            await db.close();
+            await pool.end();
+            await setup.close();
+          }
+        });
 
       it('works once migrated, and a store error on a migrated schema stays db_query_failed', async () => {
         const db = await victim.open(`fresh_${randomBytes(4).toString('hex')}`);
