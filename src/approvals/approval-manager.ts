@@ -1,10 +1,4 @@
-import {
-  type AuditLog,
-  canonicalJson,
-  deriveEventId,
-  SecretScrubber,
-  sha256Hex,
-} from '../audit/index.js';
+import { type AuditLog, canonicalJson, deriveEventId, sha256Hex } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import {
@@ -29,6 +23,7 @@ import type { ApprovalStore } from './approval-store.js';
 import { MemoryApprovalStore } from './memory-approval-store.js';
 import { PostgresApprovalStore } from './postgres-approval-store.js';
 import { type ApprovalProof, proveEdit, proveQuorum } from './prove-approval.js';
+import { AtRestScrubber, refuseSecretsInEdit } from './scrub-at-rest.js';
 import type {
   ApprovalPack,
   ApprovalRequest,
@@ -103,8 +98,6 @@ export interface RequestOptions {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-// Without an audit log's scrubber, credential-shaped strings are still kept out of reasons.
-const credentialsOnly = new SecretScrubber();
 const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 type EscalateDecision = Extract<PolicyDecision, { verdict: 'escalate' }>;
@@ -130,6 +123,9 @@ export class ApprovalManager {
   readonly #options: ApprovalManagerOptions;
   readonly #now: () => Date;
   readonly #operators: string[];
+  // Without an audit log's scrubber, credential-shaped strings and the secrets other processes
+  // registered in the database are still kept out of what the approvals table stores.
+  readonly #atRest: AtRestScrubber;
 
   /** @throws VeridexError `identity_invalid` / `identity_ambiguous` for bad operators or approvers. */
   constructor(options: ApprovalManagerOptions = {}) {
@@ -149,6 +145,7 @@ export class ApprovalManager {
           : (approvers as ApproverDirectory);
     this.#operators = (options.operators ?? []).map((operator) => canonicalIdentity(operator));
     checkApproverLists(options);
+    this.#atRest = new AtRestScrubber(options.audit?.scrubber, options.db);
   }
 
   /** The database this manager keeps its requests in, when it was given one (`db`). */
@@ -212,7 +209,7 @@ export class ApprovalManager {
       ...(decision.route === 'auto' ? { decidedAt: now.toISOString() } : {}),
       decisions: [],
     };
-    const stored = await this.store.insertIfAbsent(created);
+    const stored = await this.store.insertIfAbsent(await this.#atRest.request(created));
     await this.#audit(stored, 'approval_requested', [stored.id], {
       approvalId: stored.id,
       proposalHash: stored.proposalHash,
@@ -346,7 +343,8 @@ export class ApprovalManager {
       attempt = await this.#authenticate(input);
     } catch (error) {
       if (!VeridexError.is(error)) throw error;
-      if (error.code === 'db_unavailable' || error.code === 'db_query_failed') throw error;
+      if (['db_unavailable', 'db_query_failed', 'db_not_migrated'].includes(error.code))
+        throw error;
       const current = await this.store.get(id);
       // A signed decision counted before is a replay (LangGraph re-running a resume), even if
       // its key was revoked since: answer with the request rather than a refusal.
@@ -434,14 +432,6 @@ export class ApprovalManager {
     await this.#auditResolution(request);
   }
 
-  /**
-   * A reason as it may be kept at rest (the approvals table, the audit log): registered secrets
-   * and credentials an approver pasted are removed. Its signed hash still binds the original.
-   */
-  #scrubbed(reason: string): string {
-    return (this.#options.audit?.scrubber ?? credentialsOnly).scrubText(reason);
-  }
-
   /** The time to judge by: the injected clock, else the store's (`storeNow`), else this process's. */
   #at(storeNow: Date | undefined): Date {
     return this.#options.now ? this.#options.now() : (storeNow ?? new Date());
@@ -455,15 +445,20 @@ export class ApprovalManager {
 
   /** Turns a decision as sent into an attempt: authenticated, or knowingly unverified. */
   async #authenticate(input: DecisionInput): Promise<DecisionAttempt> {
+    // What is kept at rest (the approvals table, the audit log): registered secrets — this
+    // process's and, loaded first, every other's — and pasted credentials removed from the
+    // reason; a signed reason's hash still binds the original. Edits carrying a secret refused.
+    const scrubber = await this.#atRest.ready();
     if (isSignedDecision(input)) {
       const { signed, approver, key } = await authenticateDecision(input, this.directory);
+      if (signed.editedArgs) refuseSecretsInEdit(signed.editedArgs, scrubber);
       return {
         decisionId: signedDecisionId(signed.signature),
         decision: signed.statement.decision,
         approver: approver.id,
         approverName: approver.displayName,
         roles: approver.roles,
-        ...(signed.reason !== undefined ? { reason: this.#scrubbed(signed.reason) } : {}),
+        ...(signed.reason !== undefined ? { reason: scrubber.scrubText(signed.reason) } : {}),
         ...(signed.editedArgs ? { editedArgs: signed.editedArgs } : {}),
         verified: true,
         signed: {
@@ -488,6 +483,7 @@ export class ApprovalManager {
     if (malformed) {
       throw new VeridexError('resume_payload_invalid', `Malformed decision: ${malformed}.`);
     }
+    if (input.editedArgs) refuseSecretsInEdit(input.editedArgs, scrubber);
     const approver = canonicalIdentity(input.approver);
     const known = await this.directory.get(approver);
     return {
@@ -496,7 +492,7 @@ export class ApprovalManager {
       approver,
       ...(known ? { approverName: known.displayName } : {}),
       roles: known?.roles ?? [],
-      ...(input.reason !== undefined ? { reason: this.#scrubbed(input.reason) } : {}),
+      ...(input.reason !== undefined ? { reason: scrubber.scrubText(input.reason) } : {}),
       ...(input.editedArgs ? { editedArgs: input.editedArgs } : {}),
       verified: false,
     };

@@ -183,7 +183,9 @@ function openUrl(url: string, schema: string, max: number): Database {
     connectionString: url,
     max,
     // Quoted so that a schema named like a keyword still works; the name was validated above.
-    options: `-c search_path="${schema}",public`,
+    // The configured schema alone, never `public` after it: in a schema nobody migrated, a
+    // fall-through would write audit events and approvals where nobody looks (README, Database).
+    options: `-c search_path="${schema}"`,
   });
   // Without a listener an idle client's socket error would crash the process; the next
   // checkout opens a fresh connection instead.
@@ -240,7 +242,8 @@ function openPglite(instance: PGlite, schema: string, options: OpenPgliteOptions
     prepare: async (client) => {
       if (state.gate?.takeForeignUse()) state.currentSchema = undefined;
       if (state.currentSchema === schema) return;
-      await client.query(`SET search_path TO "${schema}", public`);
+      // The schema alone, without `public` (see openUrl).
+      await client.query(`SET search_path TO "${schema}"`);
       state.currentSchema = schema;
     },
     dispose: async () => {

@@ -36,7 +36,7 @@ export interface TransactionOptions {
 export interface Database extends Queryable {
   /** `postgres` for a server reached over the network, `pglite` for embedded PGlite. */
   readonly kind: 'postgres' | 'pglite';
-  /** The schema the library's tables live in (first entry of `search_path`). */
+  /** The schema the library's tables live in (the only entry of `search_path`: no `public` fallback). */
   readonly schema: string;
   /** Runs `fn` inside BEGIN/COMMIT on one connection; any throw rolls back and re-throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { VeridexError } from '../errors/index.js';
 import type { Database, Queryable, QueryOptions, TransactionOptions } from './database.js';
 import { type DatabaseLocation, toDatabaseError } from './db-errors.js';
+import { explainMissingName, mayMeanNotMigrated, type RunStatement } from './migration-state.js';
 import type { SessionGate } from './session-gate.js';
 
 /** How a {@link PoolDatabase} obtains and prepares connections. */
@@ -51,7 +52,11 @@ export class PoolDatabase implements Database {
       try {
         return await this.#config.pool.query<Row>(query);
       } catch (error) {
-        throw toDatabaseError(error, this.#config.location);
+        const failure = toDatabaseError(error, this.#config.location);
+        if (!mayMeanNotMigrated(failure)) throw failure;
+        throw await this.#explain(failure, (sql, values) =>
+          this.#config.pool.query(sql, values as unknown[]),
+        );
       }
     }
     return this.#withClient((client) => runQuery<Row>(client, query, this.#config.location));
@@ -101,6 +106,11 @@ export class PoolDatabase implements Database {
     };
   }
 
+  /** See {@link explainMissingName}: costs nothing unless a statement already failed. */
+  #explain(error: VeridexError, run: RunStatement): Promise<VeridexError> {
+    return explainMissingName(error, run, this.schema, this.#config.location);
+  }
+
   async #withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const session = this.#config.session;
     if (!session) return this.#checkout(fn);
@@ -146,7 +156,9 @@ export class PoolDatabase implements Database {
       return await fn(client);
     } catch (error) {
       if (VeridexError.is(error, 'db_unavailable')) broken ??= error;
-      throw error;
+      // A transaction has rolled back by now, so the client can run the check.
+      if (broken || !mayMeanNotMigrated(error)) throw error;
+      throw await this.#explain(error, (sql, values) => client.query(sql, values as unknown[]));
     } finally {
       client.removeListener('error', onError);
       // Passing the error destroys the client instead of returning a dead socket to the pool.

@@ -33,8 +33,8 @@ export class SharedSessionDatabase implements Database {
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
     return this.#inner.transaction(async (tx) => {
-      // The schema name was validated by createDatabase.
-      await tx.query(`SET LOCAL search_path TO "${this.schema}", public`);
+      // The schema name was validated by createDatabase; the schema alone, without `public`.
+      await tx.query(`SET LOCAL search_path TO "${this.schema}"`);
       return fn(tx);
     }, options);
   }

@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'db_query_failed',
   'migration_mismatch',
   'db_in_use',
+  'db_not_migrated',
   // checkpoints
   'checkpoint_invalid',
   'thread_not_found',

@@ -233,7 +233,8 @@ export async function applyResume(
       if (
         !VeridexError.is(error) ||
         error.code === 'db_unavailable' ||
-        error.code === 'db_query_failed'
+        error.code === 'db_query_failed' ||
+        error.code === 'db_not_migrated'
       )
         throw error;
       refusals.push({

@@ -1,6 +1,7 @@
 import { type BaseMessage, isHumanMessage, isToolMessage } from '@langchain/core/messages';
 import { foldText } from '../identity/index.js';
 import type { MemorySource } from '../policy/index.js';
+import { carriesToolValue, toolValues } from './high-value-tokens.js';
 import { contentWords, stem } from './local-embeddings.js';
 import { messageText } from './memory-extractor.js';
 
@@ -8,11 +9,13 @@ import { messageText } from './memory-extractor.js';
 export interface DerivedProvenance {
   source: Extract<MemorySource, 'user' | 'model' | 'tool'>;
   /**
+   * `tool_value`: it carries a high-value value (an IBAN, an account number, an amount, an
+   * e-mail address, a URL) that tool output in the conversation holds, however spelled;
    * `tool_text`: it carries words only tool output supplied; `user_text`: it restates what
    * the user wrote; `tool_in_turn`: not the user's words, and tool output was in the turn the
    * model wrote it in (injected text may have steered it); `model`: the model's own words.
    */
-  basis: 'tool_text' | 'user_text' | 'tool_in_turn' | 'model';
+  basis: 'tool_value' | 'tool_text' | 'user_text' | 'tool_in_turn' | 'model';
 }
 
 /** Share of a write's words the user's messages must hold for it to count as theirs. */
@@ -23,6 +26,10 @@ const USER_COVERAGE = 0.5;
  * the model declares. The write's words (content and object; stemmed, case-folded, NFKC,
  * invisible characters removed) are compared with the user's messages and with tool output:
  *
+ * 0. a high-value value (IBAN, account number, long digit run, amount, e-mail address, URL)
+ *    that tool output anywhere in the conversation holds — compared with case, width,
+ *    invisibles and separators removed, so `D-E-8-9…` is `DE89…` — → `tool`, before anything
+ *    the user wrote is counted: the user asking about a value does not make it theirs;
  * 1. a word the user never wrote that tool output holds → `tool` (an assistant answer that
  *    repeats injected tool text lands here too: the words are the tool's);
  * 2. at least half of its words are the user's → `user`;
@@ -39,9 +46,13 @@ export function deriveProvenance(
   texts: readonly string[],
   conversation: readonly BaseMessage[],
 ): DerivedProvenance {
+  const toolOutputs = conversation.filter((message) => isToolMessage(message)).map(messageText);
+  if (carriesToolValue(texts, toolValues(toolOutputs))) {
+    return { source: 'tool', basis: 'tool_value' };
+  }
   const words = termsOf(texts);
   const user = termsOf(conversation.filter((message) => isHumanMessage(message)).map(messageText));
-  const tool = termsOf(conversation.filter((message) => isToolMessage(message)).map(messageText));
+  const tool = termsOf(toolOutputs);
   const lastUser = conversation.findLastIndex((message) => isHumanMessage(message));
   const toolInTurn = conversation.slice(lastUser + 1).some((message) => isToolMessage(message));
   if (words.size === 0) return toolInTurn ? tool_in_turn : model;

@@ -94,6 +94,14 @@ async function scenario(
     expect(decision?.payload).toContain('[REDACTED:PAYMENT_API_KEY]');
     expectNoSecret(rows.rows.map((row) => row.payload).join('\n'));
 
+    // The approvals table keeps the decision's reason too: the CLI's first act was to decide,
+    // so it must have loaded the shared fingerprints before scrubbing what it stores.
+    const stored = await db.query('SELECT * FROM veridex_approvals WHERE id = $1', [approvalId]);
+    expect(stored.rows).toHaveLength(1);
+    const row = JSON.stringify(stored.rows[0]);
+    expect(row).toContain('[REDACTED:PAYMENT_API_KEY]');
+    expectNoSecret(row);
+
     const audit = new AuditLog({ store: new PostgresAuditStore(db) });
     const bundle = sealEvidence({ threadId, events: await audit.events(threadId) }, [
       new Ed25519Signer(new Uint8Array(32).fill(9)),
