@@ -23,7 +23,9 @@ function verdict(arch: number, nr: number, args: number[] = []): number {
   const data = Buffer.alloc(64);
   data.writeInt32LE(nr | 0, 0);
   data.writeUInt32LE(arch >>> 0, 4);
-  args.forEach((value, index) => data.writeUInt32LE(value >>> 0, 16 + 8 * index));
+  args.forEach((value, index) => {
+    data.writeUInt32LE(value >>> 0, 16 + 8 * index);
+  });
   const program = seccompProgram();
   let accumulator = 0;
   for (let pc = 0; pc * 8 < program.length; pc++) {
