@@ -267,7 +267,13 @@ export function seccompInstructions(): BpfInstruction[] {
 }
 
 /** The filter as bubblewrap reads it: `struct sock_filter` records in host byte order. */
+let program: Buffer | undefined;
 export function seccompProgram(): Buffer {
+  program ??= encode();
+  return program;
+}
+
+function encode(): Buffer {
   const instructions = seccompInstructions();
   const bytes = Buffer.alloc(instructions.length * 8);
   instructions.forEach((instruction, index) => {
