@@ -77,7 +77,8 @@ export function resolveHardening(options: {
     if (mode === 'identity') user = undefined;
   }
   if (user) {
-    requireReachable('jailRoot', [options.jailRoot], user);
+    // The jail itself becomes the user's below; the directories above it must let it through.
+    requireReachable('jailRoot', [options.jailRoot], user, { readable: false });
     requireReachable('readPaths', options.readPaths, user);
     giveJailTo(options.jailRoot, user);
   }

@@ -64,20 +64,21 @@ export function unreachableAncestor(path: string, user: SandboxUser): string | u
 }
 
 /**
- * Checks that `user` can reach each path (every directory above it searchable, the path itself
- * readable).
+ * Checks that `user` can reach each path (every directory above it searchable, and the path
+ * itself readable unless `readable` is false).
  * @throws VeridexError `config_invalid` naming the option, the path and what to change.
  */
 export function requireReachable(
   option: string,
   paths: readonly string[],
   user: SandboxUser,
+  { readable = true } = {},
 ): void {
   for (const path of paths) {
     const blocked = unreachableAncestor(path, user);
     const problem = blocked
       ? `the directory ${blocked} above it is not searchable by uid ${user.uid} (chmod o+x it, or choose a path elsewhere)`
-      : permits(path, user, 'r')
+      : !readable || permits(path, user, 'r')
         ? undefined
         : `it is not readable by uid ${user.uid}`;
     if (problem) {
