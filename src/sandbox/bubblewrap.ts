@@ -2,9 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { VeridexError } from '../errors/index.js';
+import type { SandboxUser } from './sandbox-identity.js';
+import { trySandbox } from './sandbox-trial.js';
+import { seccompArchitectureSupported } from './seccomp-filter.js';
 
 /** Where the egress proxy socket appears inside the sandbox. */
 export const EGRESS_SOCKET = '/run/veridex/egress.sock';
+/** The descriptor bubblewrap reads the seccomp filter from (`--seccomp 4`): the child's first input. */
+export const SECCOMP_FD = 4;
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32'];
 const INSTALL =
   'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)';
@@ -14,6 +19,10 @@ export interface Bubblewrap {
   path: string;
   /** `prlimit` (util-linux) inside the sandbox's view of the system, when present. */
   prlimit?: string;
+  /** Why the seccomp filter cannot be applied here; absent when it can. */
+  seccompUnavailable?: string;
+  /** Why a sandbox cannot start as the requested unprivileged user here; absent when it can. */
+  identityUnavailable?: string;
 }
 
 const probes = new Map<string, Bubblewrap | VeridexError>();
@@ -21,21 +30,25 @@ const probes = new Map<string, Bubblewrap | VeridexError>();
 /**
  * Finds bubblewrap (`bwrapPath`, else `bwrap` on PATH), checks it is 0.8 or newer and proves,
  * by starting a sandbox once per process, that this kernel lets it create user, PID, IPC, UTS
- * and network namespaces.
+ * and network namespaces — as `user` when given, under the seccomp filter — and says which of
+ * those two it could not do.
  * @throws VeridexError `sandbox_unavailable` saying what to install or enable.
  */
-export function bubblewrap(bwrapPath?: string): Bubblewrap {
-  const key = bwrapPath ?? '';
+export function bubblewrap(bwrapPath?: string, user?: SandboxUser): Bubblewrap {
+  const key = `${bwrapPath ?? ''}\0${user ? `${user.uid}:${user.gid}` : ''}`;
   let probe = probes.get(key);
   if (probe === undefined) {
-    probe = probeBubblewrap(bwrapPath);
+    probe = probeBubblewrap(bwrapPath, user);
     probes.set(key, probe);
   }
   if (probe instanceof VeridexError) throw probe;
   return probe;
 }
 
-function probeBubblewrap(bwrapPath: string | undefined): Bubblewrap | VeridexError {
+function probeBubblewrap(
+  bwrapPath: string | undefined,
+  user: SandboxUser | undefined,
+): Bubblewrap | VeridexError {
   if (process.platform !== 'linux') {
     return unavailable(
       `it needs Linux namespaces, and this is ${process.platform}. Run the agent in a Linux VM or container that allows user namespaces, or use LocalProcessSandbox knowing it is not a boundary for hostile code`,
@@ -53,19 +66,34 @@ function probeBubblewrap(bwrapPath: string | undefined): Bubblewrap | VeridexErr
       `${path} is not bubblewrap 0.8 or newer (it lacks --disable-userns and --size). ${INSTALL}, version 0.8+`,
     );
   }
-  const trial = spawnSync(
-    path,
-    [...NAMESPACES, ...systemMounts(), '--', process.execPath, '--version'],
-    { encoding: 'utf8', env: {}, timeout: 30_000 },
-  );
-  if (trial.status !== 0) {
-    const said = (trial.stderr || trial.error?.message || `exit ${trial.status}`).trim();
+  const trialArgs = [...NAMESPACES, ...systemMounts()];
+  const hasSeccomp = /--seccomp/.test(help.stdout ?? '') && seccompArchitectureSupported();
+  const tried = trySandbox(path, trialArgs, { user, seccomp: hasSeccomp });
+  const said = tried.refused;
+  if (said !== undefined) {
     return unavailable(
       `bubblewrap could not create a sandbox here (${said}). Unprivileged user namespaces may be disabled: enable them (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap), or run the container with user namespaces allowed`,
     );
   }
   const prlimit = ['/usr/bin/prlimit', '/bin/prlimit'].find(executable);
-  return prlimit ? { path, prlimit } : { path };
+  return {
+    path,
+    ...(prlimit ? { prlimit } : {}),
+    ...(hasSeccomp
+      ? tried.seccompRefused === undefined
+        ? {}
+        : { seccompUnavailable: `the kernel refused the filter (${tried.seccompRefused})` }
+      : {
+          seccompUnavailable: seccompArchitectureSupported()
+            ? `${path} has no --seccomp option`
+            : `the filter knows x86_64 and aarch64, and this is ${process.arch}`,
+        }),
+    ...(tried.identityRefused === undefined
+      ? {}
+      : {
+          identityUnavailable: `bubblewrap could not start as uid ${user?.uid} (${tried.identityRefused}); this kernel may allow user namespaces to root only`,
+        }),
+  };
 }
 
 function unavailable(why: string): VeridexError {
@@ -99,6 +127,8 @@ export interface SandboxView {
   egressSocket?: string;
   /** Size of the private /tmp (a tmpfs), in MB. */
   tmpMb: number;
+  /** Apply the seccomp filter the child reads from {@link SECCOMP_FD}. */
+  seccomp?: boolean;
 }
 
 /**
@@ -110,16 +140,20 @@ export interface SandboxView {
 export function sandboxArgs(view: SandboxView): string[] {
   const args = [...NAMESPACES, '--hostname', 'veridex-sandbox', ...systemMounts()];
   args.push('--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache');
-  args.push('--proc', '/proc', '--dev', '/dev');
+  // /proc/sys read-only: sysctls such as kernel.core_pattern are the host's, whatever namespace
+  // the writer is in. /sys is not mounted at all.
+  args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
   args.push('--size', String(view.tmpMb * 1024 * 1024), '--tmpfs', '/tmp');
   for (const path of view.readPaths) args.push('--ro-bind', path, path);
   args.push('--bind', view.jailRoot, view.jailRoot);
   if (view.egressSocket) args.push('--bind', view.egressSocket, EGRESS_SOCKET);
   args.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', view.jailRoot);
+  if (view.seccomp) args.push('--seccomp', String(SECCOMP_FD));
   return args;
 }
 
-function systemMounts(): string[] {
+/** The system directories and this Node binary, read-only. */
+export function systemMounts(): string[] {
   const args: string[] = [];
   for (const directory of SYSTEM) {
     const stat = lstatSync(directory, { throwIfNoEntry: false });

@@ -120,14 +120,19 @@ async function prepare(
   }
   const guarded = options.variant === 'guarded';
   const contents = [
-    // The guard first: it must be in place before any code of the tool module runs.
+    // The guard first: it must be in place before any code of the tool module runs. An isolated
+    // child first closes the descriptors it inherited (descriptor-hygiene.ts): at import for a
+    // bundle, in `main` for a snapshot (whose imports ran when it was built).
     ...(guarded
       ? [`import { configureNetworkGuard } from ${JSON.stringify(sibling('network-guard'))};`]
-      : []),
+      : [
+          `import ${JSON.stringify(sibling('close-inherited-descriptors'))};`,
+          `import { closeInheritedDescriptors } from ${JSON.stringify(sibling('descriptor-hygiene'))};`,
+        ]),
     `import * as toolModule from ${JSON.stringify(moduleFile)};`,
     `import { runChild } from ${JSON.stringify(sibling('child-runner'))};`,
     "import v8 from 'node:v8';",
-    `const main = () => { void runChild(async () => toolModule${guarded ? ', configureNetworkGuard' : ''}); };`,
+    `const main = () => { ${guarded ? '' : 'closeInheritedDescriptors(); '}void runChild(async () => toolModule${guarded ? ', configureNetworkGuard' : ''}); };`,
     'if (v8.startupSnapshot.isBuildingSnapshot()) v8.startupSnapshot.setDeserializeMainFunction(main); else main();',
   ].join('\n');
   const code = await bundle(esbuild, contents, dirname(moduleFile));

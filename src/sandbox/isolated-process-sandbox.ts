@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VeridexError } from '../errors/index.js';
@@ -14,6 +14,13 @@ import {
 import { type ChildEntry, childEntryFor } from './child-entry.js';
 import { EgressProxy } from './egress-proxy.js';
 import {
+  type IsolatedConfiguration,
+  resolveHardening,
+  sweepJail,
+  type WeakerMode,
+  weakenedNotice,
+} from './isolated-hardening.js';
+import {
   childV8Flags,
   type ProcessSandboxOptions,
   type ResolvedProcessOptions,
@@ -22,6 +29,8 @@ import {
 import { readProcessTreeUsage } from './process-usage.js';
 import type { Sandbox, SandboxRunRequest } from './sandbox.js';
 import { SandboxChild } from './sandbox-child.js';
+import { readableBy, type SandboxUser } from './sandbox-identity.js';
+import { seccompProgram } from './seccomp-filter.js';
 
 /** Options for {@link IsolatedProcessSandbox}. */
 export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
@@ -37,6 +46,19 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
   tmpMb?: number;
   /** The fetch the parent's egress proxy performs admitted requests with (default `globalThis.fetch`). */
   fetch?: typeof fetch;
+  /**
+   * The host identity tools run as when this agent is root (default 65534:65534, `nobody`):
+   * never root. The jail is given to it (chown) and `readPaths` must be readable by it. Only
+   * for a root agent; any other agent's tools run as the agent.
+   */
+  sandboxUser?: SandboxUser;
+  /**
+   * Defences this host may lack that the operator accepts to run without, by name (default
+   * none: a missing one is `sandbox_unavailable`). `identity`: a root agent's tools run as host
+   * root; `seccomp`: no system call filter. Every call of a weakened sandbox records a
+   * `security_event` naming them; {@link IsolatedProcessSandbox.configuration} shows them.
+   */
+  allowWeaker?: readonly WeakerMode[];
 }
 
 /**
@@ -71,6 +93,9 @@ export class IsolatedProcessSandbox implements Sandbox {
   readonly #fetch: typeof fetch | undefined;
   readonly #warm = new WarmChildren();
   readonly #proxies = new WeakMap<SandboxChild, EgressProxy>();
+  readonly #user: SandboxUser | undefined;
+  /** How this sandbox confines tools: host identity, seccomp, accepted weaker modes. */
+  readonly configuration: Readonly<IsolatedConfiguration>;
   #runtime: string | undefined;
   #sockets = 0;
 
@@ -80,7 +105,16 @@ export class IsolatedProcessSandbox implements Sandbox {
    */
   constructor(options: IsolatedProcessSandboxOptions) {
     this.#options = resolveProcessOptions('IsolatedProcessSandbox', options);
-    this.#bwrap = bubblewrap(options.bwrapPath);
+    const hardening = resolveHardening({
+      bwrapPath: options.bwrapPath,
+      sandboxUser: options.sandboxUser,
+      allowWeaker: options.allowWeaker,
+      jailRoot: this.#options.jailRoot,
+      readPaths: this.#options.readPaths,
+    });
+    this.#bwrap = hardening.bwrap;
+    this.#user = hardening.user;
+    this.configuration = Object.freeze(hardening.configuration);
     this.#maxProcesses = options.maxProcesses ?? 64;
     this.#tmpMb = options.tmpMb ?? 64;
     this.#fetch = options.fetch;
@@ -103,12 +137,16 @@ export class IsolatedProcessSandbox implements Sandbox {
     const { tool } = request;
     const module = toolModule(tool, 'IsolatedProcessSandbox');
     request.signal.throwIfAborted();
+    const notice = weakenedNotice(this.configuration);
+    if (notice) request.onViolation(notice);
     const options = this.#options;
-    const entry = await childEntryFor(module, childV8Flags(options), {
-      startup: options.startup,
-      variant: 'isolated',
-      ...(options.cacheDirectory ? { cacheDirectory: options.cacheDirectory } : {}),
-    });
+    const entry = this.#shared(
+      await childEntryFor(module, childV8Flags(options), {
+        startup: options.startup,
+        variant: 'isolated',
+        ...(options.cacheDirectory ? { cacheDirectory: options.cacheDirectory } : {}),
+      }),
+    );
     const allowlists = networkAllowlists(tool, options);
     // A host must be on every list: one empty list means no host at all, so no proxy either.
     const egress = allowlists.every((list) => list.length > 0) ? allowlists : undefined;
@@ -129,10 +167,21 @@ export class IsolatedProcessSandbox implements Sandbox {
         tool.name,
       );
     } finally {
+      // Once its processes are gone, nothing it left may carry a set-uid or set-gid bit.
+      await child.exited;
+      sweepJail(options.jailRoot, request.onViolation);
       // The next call's sandbox starts now, after this one, so the two do not compete for CPU.
       if (options.prewarm) this.#warm.offer(key, start);
     }
     return settle(response, request);
+  }
+
+  /** The entry with its cached files readable by the sandbox user (the cache is root's, 0700). */
+  #shared(entry: ChildEntry): ChildEntry {
+    const user = this.#user;
+    if (user === undefined || entry.mode === 'module') return entry;
+    const swap = (path: string) => (entry.readPaths.includes(path) ? readableBy(path, user) : path);
+    return { ...entry, args: entry.args.map(swap), readPaths: entry.readPaths.map(swap) };
   }
 
   /** Kills the sandboxes started ahead of time (with `prewarm`) and removes their sockets. */
@@ -155,11 +204,18 @@ export class IsolatedProcessSandbox implements Sandbox {
         allowHttp: options.allowHttp,
         ...(this.#fetch ? { fetch: this.#fetch } : {}),
       });
+      if (this.#user) {
+        // The sandbox user must reach its socket: the directory searchable (not listable), the
+        // socket its own. No other socket lives there.
+        chmodSync(this.#runtime, 0o711);
+        chownSync(socket, this.#user.uid, this.#user.gid);
+      }
     }
     const view = {
       jailRoot: options.jailRoot,
       readPaths: [...entry.readPaths, ...options.readPaths],
       tmpMb: this.#tmpMb,
+      seccomp: this.configuration.seccomp,
       ...(socket ? { egressSocket: socket } : {}),
     };
     const limit = this.#bwrap.prlimit
@@ -171,6 +227,8 @@ export class IsolatedProcessSandbox implements Sandbox {
       args: [...sandboxArgs(view), '--', ...limit, ...node],
       env,
       cwd: options.jailRoot,
+      ...(this.configuration.seccomp ? { inputs: [seccompProgram()] } : {}),
+      ...(this.#user ? { user: this.#user } : {}),
       usage: readProcessTreeUsage,
       onExit: () => {
         proxy?.close();

@@ -30,6 +30,13 @@ export interface ChildLaunch {
   onExit?: () => void;
   /** Give the child a channel to the parent's jailed fs at `FS_CHANNEL_FD` (see {@link SandboxChild.fsChannel}). */
   fsChannel?: boolean;
+  /**
+   * Bytes the program reads from descriptors after the result channel (4, 5, ...; not with
+   * `fsChannel`), each from its own pipe, written and closed at start: bubblewrap's seccomp filter.
+   */
+  inputs?: readonly Buffer[];
+  /** Host identity to run the program as (a root parent only; see sandbox-identity.ts). */
+  user?: { uid: number; gid: number };
 }
 
 type Limit = 'cpu' | 'memory' | 'time' | 'output' | 'processes';
@@ -98,14 +105,31 @@ export class SandboxChild {
 
   /** Starts the launch's program (default `node`) with exactly its `env`, in its `cwd`. */
   static start(launch: ChildLaunch): SandboxChild {
+    const inputs = launch.inputs ?? [];
+    if (launch.fsChannel && inputs.length > 0) throw new Error('inputs and fsChannel share fd 4');
     const child = spawn(launch.command ?? process.execPath, [...launch.args], {
       cwd: launch.cwd,
       env: launch.env,
-      stdio: launch.fsChannel
-        ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe']
-        : ['pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: [
+        ...['pipe', 'pipe', 'pipe', 'pipe'],
+        ...(launch.fsChannel ? ['pipe'] : inputs.map(() => 'pipe')),
+      ] as Array<'pipe'>,
+      ...(launch.user ? { uid: launch.user.uid, gid: launch.user.gid } : {}),
+    });
+    inputs.forEach((bytes, index) => {
+      const pipe = child.stdio[4 + index] as Duplex | null;
+      pipe?.on('error', () => undefined);
+      pipe?.end(bytes);
     });
     return new SandboxChild(child, launch);
+  }
+
+  /** Settles once the process has exited (whether it started or not). */
+  get exited(): Promise<void> {
+    return this.#closed.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** The parent's end of the jailed fs channel, for a child started with `fsChannel`. */

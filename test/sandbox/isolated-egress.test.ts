@@ -1,6 +1,6 @@
 // IsolatedProcessSandbox's only way out: the egress proxy in the parent, tried against a real
 // HTTPS server on 127.0.0.1 — by the injected client and by a child that bypasses it.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import * as hostile from './fixtures/hostile-tools.js';
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'veridex-egress-test-')));
 const jail = join(base, 'jail');
 mkdirSync(jail);
+chmodSync(base, 0o711); // a root agent's sandbox user must reach the jail
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 async function call(box: IsolatedProcessSandbox, subject: AnyGovernedTool, arg: unknown) {

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import {
+  chmodSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
@@ -179,6 +180,9 @@ export interface AttackJail {
  */
 export function attackJail(prefix: string): AttackJail {
   const base = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  // Searchable by others (not listable): a root agent's IsolatedProcessSandbox runs the tool as
+  // an unprivileged user, who must reach the jail below it.
+  chmodSync(base, 0o711);
   const jail = join(base, 'jail');
   const outside = join(base, 'outside');
   mkdirSync(join(jail, 'race', 'a', 'b'), { recursive: true });

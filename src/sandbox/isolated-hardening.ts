@@ -1,0 +1,119 @@
+// The root-in-a-container defences of IsolatedProcessSandbox, decided once per sandbox (README
+// "Sandboxes", threat model adversary 9): which host user runs the tool, whether the seccomp
+// filter applies, and which weaker mode the operator accepted by name.
+import { VeridexError } from '../errors/index.js';
+import { type Bubblewrap, bubblewrap } from './bubblewrap.js';
+import { giveJailTo, stripSetIdBits } from './jail-ownership.js';
+import type { SandboxViolation } from './sandbox.js';
+import { requireReachable, type SandboxUser, sandboxUserFor } from './sandbox-identity.js';
+
+/**
+ * A defence an operator may run without, by naming it in `allowWeaker`: `identity` (a root
+ * agent's sandbox runs as host root), `seccomp` (no system call filter).
+ */
+export type WeakerMode = 'identity' | 'seccomp';
+
+/** How one IsolatedProcessSandbox confines its tools; shown by `IsolatedProcessSandbox.configuration`. */
+export interface IsolatedConfiguration {
+  /** The host uid and gid the tool runs as (this process's own when it is not root). */
+  hostUid: number;
+  hostGid: number;
+  /** Whether the seccomp filter applies. */
+  seccomp: boolean;
+  /** The defences missing here that the operator accepted with `allowWeaker`. */
+  weakened: WeakerMode[];
+}
+
+/** What {@link resolveHardening} decided. */
+export interface Hardening {
+  bwrap: Bubblewrap;
+  user: SandboxUser | undefined;
+  configuration: IsolatedConfiguration;
+}
+
+const WEAKER_MODES: readonly WeakerMode[] = ['identity', 'seccomp'];
+
+/**
+ * Probes bubblewrap as the sandbox user with the filter and decides. When the agent is root,
+ * the jail is handed to the sandbox user (see `giveJailTo`) and `readPaths` checked readable.
+ * @throws VeridexError `sandbox_unavailable` when a defence cannot run here and `allowWeaker`
+ * does not name it; `config_invalid` for an unknown weaker mode, a bad `sandboxUser`, or a jail
+ * or read path the sandbox user cannot reach.
+ */
+export function resolveHardening(options: {
+  bwrapPath: string | undefined;
+  sandboxUser: SandboxUser | undefined;
+  allowWeaker: readonly string[] | undefined;
+  jailRoot: string;
+  readPaths: readonly string[];
+}): Hardening {
+  const allowed = new Set<WeakerMode>();
+  for (const mode of options.allowWeaker ?? []) {
+    if (!(WEAKER_MODES as readonly string[]).includes(mode)) {
+      throw new VeridexError(
+        'config_invalid',
+        `IsolatedProcessSandbox allowWeaker names "${mode}"; the weaker modes are ${WEAKER_MODES.join(', ')}.`,
+      );
+    }
+    allowed.add(mode as WeakerMode);
+  }
+  let user = sandboxUserFor(options.sandboxUser);
+  const bwrap = bubblewrap(options.bwrapPath, user);
+  const weakened: WeakerMode[] = [];
+  const missing: Array<[WeakerMode, string | undefined]> = [
+    ['identity', bwrap.identityUnavailable],
+    ['seccomp', bwrap.seccompUnavailable],
+  ];
+  for (const [mode, why] of missing) {
+    if (why === undefined) continue;
+    if (!allowed.has(mode)) {
+      throw new VeridexError(
+        'sandbox_unavailable',
+        `IsolatedProcessSandbox cannot ${mode === 'identity' ? `run tools as the unprivileged uid ${user?.uid} (this agent is root)` : 'apply its seccomp filter'} here: ${why}. Fix the host, or accept the weaker sandbox by name with allowWeaker: ['${mode}'] (recorded in the audit log on every call).`,
+        { details: { missing: mode } },
+      );
+    }
+    weakened.push(mode);
+    if (mode === 'identity') user = undefined;
+  }
+  if (user) {
+    // The jail itself becomes the user's below; the directories above it must let it through.
+    requireReachable('jailRoot', [options.jailRoot], user, { readable: false });
+    requireReachable('readPaths', options.readPaths, user);
+    giveJailTo(options.jailRoot, user);
+  }
+  return {
+    bwrap,
+    user,
+    configuration: {
+      hostUid: user?.uid ?? process.getuid?.() ?? -1,
+      hostGid: user?.gid ?? process.getgid?.() ?? -1,
+      seccomp: bwrap.seccompUnavailable === undefined,
+      weakened,
+    },
+  };
+}
+
+/** The violation recorded on every call of a weakened sandbox, so the audit log shows it. */
+export function weakenedNotice(configuration: IsolatedConfiguration): SandboxViolation | undefined {
+  if (configuration.weakened.length === 0) return undefined;
+  return {
+    capability: 'process',
+    target: 'sandbox',
+    reason: `IsolatedProcessSandbox runs weaker, accepted with allowWeaker: ${configuration.weakened.join(', ')}`,
+  };
+}
+
+/**
+ * After a call (its processes gone): strips set-uid and set-gid bits a tool left in the jail and
+ * reports each file as a violation.
+ */
+export function sweepJail(jailRoot: string, report: (violation: SandboxViolation) => void): void {
+  for (const path of stripSetIdBits(jailRoot).slice(0, 20)) {
+    report({
+      capability: 'fs',
+      target: path,
+      reason: 'a set-uid or set-gid bit was left in the jail; it was removed',
+    });
+  }
+}
