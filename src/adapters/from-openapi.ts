@@ -95,8 +95,10 @@ const SAFE_METHODS = new Set(['get', 'head', 'options', 'trace']);
  * - every tool is pinned (lock file by default): a document that changed an operation since
  *   it was pinned fails with `schema_pin_mismatch` and a `security_event`, like MCP.
  *
- * @throws VeridexError `import_invalid` (unreadable, invalid or oversized document, name
- *   clash, requested operation unusable), `config_invalid`, `schema_pin_mismatch`.
+ * @throws VeridexError `import_invalid` (unreadable or invalid document, requested operation
+ *   unusable), `import_too_large` (a file over 10 MiB, or more than {@link MAX_OPENAPI_NODES}
+ *   nodes once `$ref`s, chains of `$ref`s and YAML aliases are expanded), `tool_name_clash`,
+ *   `config_invalid`, `schema_pin_mismatch`.
  * @example const tools = await fromOpenAPI('./payments.yaml', { auth: { type: 'bearer', secret: 'PAYMENTS_KEY' } });
  */
 export async function fromOpenAPI(
@@ -176,7 +178,7 @@ async function loadDocument(
     })();
     if (size > MAX_OPENAPI_FILE_BYTES) {
       throw new VeridexError(
-        'import_invalid',
+        'import_too_large',
         `OpenAPI document ${spec} is ${size} bytes; the limit is ${MAX_OPENAPI_FILE_BYTES}.`,
       );
     }
