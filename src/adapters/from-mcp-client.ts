@@ -5,6 +5,7 @@ import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-stor
 import type { PinStore } from '../tools/pin-store.js';
 import { createGovernedTool } from '../tools/tool.js';
 import { checkPins } from '../tools/tool-registry.js';
+import { assertNoNameClash } from '../tools/tool-name-key.js';
 import type { AnyGovernedTool, SafetyClass, ToolSandboxSpec } from '../tools/types.js';
 import {
   classWithAnnotations,
@@ -14,6 +15,7 @@ import {
   importJsonSchema,
   normalizeToolName,
 } from './imported-metadata.js';
+import { listMcpTools, type McpListLimits } from './mcp-listing.js';
 import type { McpClientLike } from './mcp-types.js';
 
 /** A tool as an MCP server lists it. */
@@ -46,6 +48,11 @@ export interface FromMcpClientOptions {
   /** Per-call timeout (also the governed `timeoutMs`). */
   timeoutMs?: number;
   sandbox?: ToolSandboxSpec;
+  /**
+   * Bounds on the listing (defaults: 100 pages, 1000 tools, 8 MiB of metadata, 30 s); a server
+   * past one fails the import with `import_too_large`.
+   */
+  limits?: McpListLimits;
 }
 
 /**
@@ -57,7 +64,12 @@ export interface FromMcpClientOptions {
  * pull") fails the import with `schema_pin_mismatch` and a `security_event`; unknown tools are
  * pinned on first use.
  *
- * @throws VeridexError `schema_pin_mismatch`, `import_invalid`, `config_invalid`.
+ * The listing is bounded (`limits`: pages, tools, bytes, time) and yields to the event loop
+ * between pages; two tools whose names normalise to one (`get.doc2`, `get_doc2`, `Get-Doc2`)
+ * fail the import with `tool_name_clash`.
+ *
+ * @throws VeridexError `schema_pin_mismatch`, `import_invalid`, `import_too_large`,
+ *   `tool_name_clash`, `config_invalid`.
  * @example const tools = await fromMcpClient(client, { safetyClassFor: (t) => (t.annotations?.readOnlyHint ? 'read' : 'write') });
  */
 export async function fromMcpClient(
@@ -70,17 +82,16 @@ export async function fromMcpClient(
       'fromMcpClient needs safetyClassFor: a class, or a function from the listed tool to its class.',
     );
   }
-  const listed: McpToolInfo[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : undefined);
-    listed.push(...(page.tools as McpToolInfo[]));
-    cursor = page.nextCursor;
-  } while (cursor);
+  const listed = (await listMcpTools(client, options.limits)) as McpToolInfo[];
   const server = client.getServerVersion()?.name ?? 'unknown';
-  const tools = listed
-    .filter((info) => options.include?.(info) ?? true)
-    .map((info) => governedMcpTool(client, info, options));
+  const included = listed.filter((info) => options.include?.(info) ?? true);
+  assertNoNameClash(
+    included.map((info) => ({
+      name: normalizeToolName(info?.name, options.prefix ?? ''),
+      label: `MCP tool ${JSON.stringify(String(info?.name)).slice(0, 80)}`,
+    })),
+  );
+  const tools = included.map((info) => governedMcpTool(client, info, options));
   const store =
     options.pins ??
     (options.lockFile === false

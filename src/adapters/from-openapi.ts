@@ -9,6 +9,7 @@ import type { PinStore } from '../tools/pin-store.js';
 import { RetryableToolError } from '../tools/retryable-tool-error.js';
 import { createGovernedTool } from '../tools/tool.js';
 import { checkPins } from '../tools/tool-registry.js';
+import { assertNoNameClash } from '../tools/tool-name-key.js';
 import type { AnyGovernedTool, SafetyClass, ToolDefinition } from '../tools/types.js';
 import {
   IMPORTED_DESCRIPTION_LIMIT,
@@ -117,6 +118,7 @@ export async function fromOpenAPI(
   const wanted = options.operations ? new Set(options.operations) : undefined;
   const tools: AnyGovernedTool[] = [];
   const names = new Map<string, string>();
+  const labels: Array<{ name: string; label: string }> = [];
   for (const operation of parseOperations(document, reserved)) {
     if (wanted && !wanted.has(operation.id)) continue;
     if (operation.skip) {
@@ -130,16 +132,15 @@ export async function fromOpenAPI(
       continue;
     }
     const tool = operationTool(operation, options, idempotencyHeader);
-    const clash = names.get(tool.name);
-    if (clash !== undefined) {
-      throw new VeridexError(
-        'import_invalid',
-        `Operations "${clash}" and "${operation.id}" both become tool "${tool.name}"; rename one with overrides.`,
-      );
-    }
     names.set(tool.name, operation.id);
+    labels.push({
+      name: tool.name,
+      label: `operation ${JSON.stringify(operation.id).slice(0, 80)}`,
+    });
     tools.push(tool);
   }
+  // Names that are one to a model (`get_doc`, `get-doc`, `Get.Doc`): rename with overrides.
+  assertNoNameClash(labels);
   for (const id of wanted ?? []) {
     if (![...names.values()].includes(id)) {
       throw new VeridexError('import_invalid', `The document has no operation "${id}".`);

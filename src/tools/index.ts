@@ -46,6 +46,7 @@ export {
   TOOL_NAME_PATTERN,
   tool,
 } from './tool.js';
+export { assertNoNameClash, toolNameKey } from './tool-name-key.js';
 export { checkPins, ToolRegistry, type ToolRegistryOptions } from './tool-registry.js';
 export type {
   AnyGovernedTool,
