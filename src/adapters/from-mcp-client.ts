@@ -4,8 +4,8 @@ import { VeridexError } from '../errors/index.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
 import type { PinStore } from '../tools/pin-store.js';
 import { createGovernedTool } from '../tools/tool.js';
-import { checkPins } from '../tools/tool-registry.js';
 import { assertNoNameClash } from '../tools/tool-name-key.js';
+import { checkPins } from '../tools/tool-registry.js';
 import type { AnyGovernedTool, SafetyClass, ToolSandboxSpec } from '../tools/types.js';
 import {
   classWithAnnotations,

@@ -8,8 +8,8 @@ import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-stor
 import type { PinStore } from '../tools/pin-store.js';
 import { RetryableToolError } from '../tools/retryable-tool-error.js';
 import { createGovernedTool } from '../tools/tool.js';
-import { checkPins } from '../tools/tool-registry.js';
 import { assertNoNameClash } from '../tools/tool-name-key.js';
+import { checkPins } from '../tools/tool-registry.js';
 import type { AnyGovernedTool, SafetyClass, ToolDefinition } from '../tools/types.js';
 import {
   IMPORTED_DESCRIPTION_LIMIT,
