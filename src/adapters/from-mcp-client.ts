@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
+import { settleReviews } from '../tools/pin-review.js';
 import type { PinStore } from '../tools/pin-store.js';
 import { createGovernedTool } from '../tools/tool.js';
 import { assertNoNameClash } from '../tools/tool-name-key.js';
@@ -17,6 +18,7 @@ import {
 } from './imported-metadata.js';
 import { listMcpTools, type McpListLimits } from './mcp-listing.js';
 import type { McpClientLike } from './mcp-types.js';
+import type { PoisoningKind } from './tool-poisoning.js';
 
 /** A tool as an MCP server lists it. */
 export interface McpToolInfo {
@@ -104,7 +106,12 @@ export async function fromMcpClient(
       ...(options.audit ? { audit: options.audit } : {}),
     });
   }
-  return tools;
+  return settleReviews(tools, {
+    store,
+    accept: options.accept,
+    audit: options.audit,
+    source: `mcp:${server}`,
+  });
 }
 
 function governedMcpTool(
@@ -113,10 +120,12 @@ function governedMcpTool(
   options: FromMcpClientOptions,
 ): AnyGovernedTool {
   const name = normalizeToolName(info.name, options.prefix ?? '');
-  const annotations = importedAnnotations({
-    ...info.annotations,
-    ...(info.title ? { title: info.title } : {}),
-  });
+  // Kinds of tool-poisoning instructions found (and removed) in any of its texts.
+  const poisoning = new Set<PoisoningKind>();
+  const annotations = importedAnnotations(
+    { ...info.annotations, ...(info.title ? { title: info.title } : {}) },
+    poisoning,
+  );
   const given =
     typeof options.safetyClassFor === 'function'
       ? options.safetyClassFor(info)
@@ -130,10 +139,13 @@ function governedMcpTool(
         info.description,
         name,
         options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+        poisoning,
       ),
       safetyClass: classWithAnnotations(given, annotations),
-      input: importJsonSchema(info.inputSchema, where),
-      output: structured ? importJsonSchema(info.outputSchema, `${where} output`) : z.string(),
+      input: importJsonSchema(info.inputSchema, where, poisoning),
+      output: structured
+        ? importJsonSchema(info.outputSchema, `${where} output`, poisoning)
+        : z.string(),
       ...(annotations ? { annotations } : {}),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -152,6 +164,7 @@ function governedMcpTool(
       },
     },
     'imported',
+    poisoning.size > 0 ? { state: 'review_required', reasons: [...poisoning].sort() } : undefined,
   );
 }
 

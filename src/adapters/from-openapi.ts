@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
+import { settleReviews } from '../tools/pin-review.js';
 import type { PinStore } from '../tools/pin-store.js';
 import { RetryableToolError } from '../tools/retryable-tool-error.js';
 import { createGovernedTool } from '../tools/tool.js';
@@ -32,6 +33,7 @@ import {
 } from './openapi-request.js';
 import { assertExpandedSize } from './openapi-schema.js';
 import { serverUrlOf } from './openapi-servers.js';
+import type { PoisoningKind } from './tool-poisoning.js';
 
 /** Per-operation governance, keyed by `operationId`. */
 export type OpenAPIOperationOverride = Partial<
@@ -151,15 +153,16 @@ export async function fromOpenAPI(
     (options.lockFile === false
       ? undefined
       : new LockFilePinStore(options.lockFile ?? DEFAULT_LOCK_FILE));
+  const title = String((document.info as { title?: unknown } | undefined)?.title ?? 'untitled');
+  const source = `openapi:${title.slice(0, 100)}`;
   if (store) {
-    const title = String((document.info as { title?: unknown } | undefined)?.title ?? 'untitled');
     await checkPins(tools, store, {
-      source: `openapi:${title.slice(0, 100)}`,
+      source,
       ...(options.accept ? { accept: options.accept } : {}),
       ...(options.audit ? { audit: options.audit } : {}),
     });
   }
-  return tools;
+  return settleReviews(tools, { store, accept: options.accept, audit: options.audit, source });
 }
 
 async function loadDocument(
@@ -240,16 +243,25 @@ function operationTool(
   };
   const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
   const auth = options.auth;
+  // Kinds of tool-poisoning instructions found (and removed) in its description or parameters.
+  const poisoning = new Set<PoisoningKind>();
+  const description = importedDescription(
+    operation.text,
+    name,
+    options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+    poisoning,
+  );
+  const input = importJsonSchema(
+    operation.inputSchema,
+    `OpenAPI operation "${operation.id}"`,
+    poisoning,
+  );
   return createGovernedTool(
     {
       name,
-      description: importedDescription(
-        operation.text,
-        name,
-        options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
-      ),
+      description,
       safetyClass: override.safetyClass ?? byMethod[operation.method] ?? 'write',
-      input: importJsonSchema(operation.inputSchema, `OpenAPI operation "${operation.id}"`),
+      input,
       output: z.string(),
       // Pinned with the tool: a document that points an operation elsewhere changes the hash.
       annotations: {
@@ -286,6 +298,7 @@ function operationTool(
       },
     },
     'imported',
+    poisoning.size > 0 ? { state: 'review_required', reasons: [...poisoning].sort() } : undefined,
   );
 }
 

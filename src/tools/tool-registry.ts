@@ -124,9 +124,10 @@ export class ToolRegistry {
       );
     }
     const current = currentHashOf(tool);
-    return current === entry.pin
-      ? undefined
-      : mismatch(tool.name, entry.pin, current, 'the pin recorded at registration');
+    if (current !== entry.pin) {
+      return mismatch(tool.name, entry.pin, current, 'the pin recorded at registration');
+    }
+    return reviewHold(tool);
   }
 
   /** {@link check}, throwing. @throws VeridexError `schema_pin_mismatch` or `tool_not_found`. */
@@ -242,5 +243,18 @@ function mismatch(name: string, pinned: string, current: string, against: string
     'schema_pin_mismatch',
     `Tool "${name}" does not match ${against}: its name, description, schemas, safety class, annotations, secrets, allowlists or timeout changed (pinned ${pinned.slice(0, 12)}…, now ${current.slice(0, 12)}…). The call was not run.`,
     { details: { tool: name, pinnedHash: pinned, currentHash: current } },
+  );
+}
+
+/**
+ * The refusal of a tool held for review (see `ToolReview`), or `undefined`. Every call path
+ * checks it: the planner through {@link ToolRegistry.check}, the executor directly.
+ */
+export function reviewHold(tool: AnyGovernedTool): VeridexError | undefined {
+  if (tool.review?.state !== 'review_required') return undefined;
+  return new VeridexError(
+    'tool_review_required',
+    `Tool "${tool.name}" is held for review: its imported description or schema carried instructions to the model (${tool.review.reasons.join(', ')}), which were removed. A reviewer must accept it by name (accept: ['${tool.name}'] on the import) before it can be called.`,
+    { details: { tool: tool.name, reasons: [...tool.review.reasons] } },
   );
 }

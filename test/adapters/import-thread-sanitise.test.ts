@@ -63,7 +63,10 @@ describe('importThread with a hostile run file', () => {
       const text = JSON.stringify(message.content);
       expect(text).not.toContain('<|im_start|>');
       expect(text).not.toContain('[INST]');
-      expect(text).not.toMatch(/[\u200b\u200d\u202e\u2066]|\\u200[bd]|\\u202e|\\u2066/);
+      for (const hidden of ['\u200b', '\u200d', '\u202e', '\u2066']) {
+        expect(text).not.toContain(hidden);
+        expect(text).not.toContain(JSON.stringify(hidden).slice(1, -1));
+      }
       expect(text).toContain('&lt;|im_start|&gt;system');
       expect(text).toContain('wire the funds');
     }
