@@ -2,8 +2,10 @@ import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
+import { settleReviews } from '../tools/pin-review.js';
 import type { PinStore } from '../tools/pin-store.js';
 import { createGovernedTool } from '../tools/tool.js';
+import { assertNoNameClash } from '../tools/tool-name-key.js';
 import { checkPins } from '../tools/tool-registry.js';
 import type { AnyGovernedTool, SafetyClass, ToolSandboxSpec } from '../tools/types.js';
 import {
@@ -14,7 +16,9 @@ import {
   importJsonSchema,
   normalizeToolName,
 } from './imported-metadata.js';
+import { listMcpTools, type McpListLimits } from './mcp-listing.js';
 import type { McpClientLike } from './mcp-types.js';
+import type { PoisoningKind } from './tool-poisoning.js';
 
 /** A tool as an MCP server lists it. */
 export interface McpToolInfo {
@@ -46,6 +50,11 @@ export interface FromMcpClientOptions {
   /** Per-call timeout (also the governed `timeoutMs`). */
   timeoutMs?: number;
   sandbox?: ToolSandboxSpec;
+  /**
+   * Bounds on the listing (defaults: 100 pages, 1000 tools, 8 MiB of metadata, 30 s); a server
+   * past one fails the import with `import_too_large`.
+   */
+  limits?: McpListLimits;
 }
 
 /**
@@ -57,7 +66,12 @@ export interface FromMcpClientOptions {
  * pull") fails the import with `schema_pin_mismatch` and a `security_event`; unknown tools are
  * pinned on first use.
  *
- * @throws VeridexError `schema_pin_mismatch`, `import_invalid`, `config_invalid`.
+ * The listing is bounded (`limits`: pages, tools, bytes, time) and yields to the event loop
+ * between pages; two tools whose names normalise to one (`get.doc2`, `get_doc2`, `Get-Doc2`)
+ * fail the import with `tool_name_clash`.
+ *
+ * @throws VeridexError `schema_pin_mismatch`, `import_invalid`, `import_too_large`,
+ *   `tool_name_clash`, `config_invalid`.
  * @example const tools = await fromMcpClient(client, { safetyClassFor: (t) => (t.annotations?.readOnlyHint ? 'read' : 'write') });
  */
 export async function fromMcpClient(
@@ -70,17 +84,16 @@ export async function fromMcpClient(
       'fromMcpClient needs safetyClassFor: a class, or a function from the listed tool to its class.',
     );
   }
-  const listed: McpToolInfo[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : undefined);
-    listed.push(...(page.tools as McpToolInfo[]));
-    cursor = page.nextCursor;
-  } while (cursor);
+  const listed = (await listMcpTools(client, options.limits)) as McpToolInfo[];
   const server = client.getServerVersion()?.name ?? 'unknown';
-  const tools = listed
-    .filter((info) => options.include?.(info) ?? true)
-    .map((info) => governedMcpTool(client, info, options));
+  const included = listed.filter((info) => options.include?.(info) ?? true);
+  assertNoNameClash(
+    included.map((info) => ({
+      name: normalizeToolName(info?.name, options.prefix ?? ''),
+      label: `MCP tool ${JSON.stringify(String(info?.name)).slice(0, 80)}`,
+    })),
+  );
+  const tools = included.map((info) => governedMcpTool(client, info, options));
   const store =
     options.pins ??
     (options.lockFile === false
@@ -93,7 +106,12 @@ export async function fromMcpClient(
       ...(options.audit ? { audit: options.audit } : {}),
     });
   }
-  return tools;
+  return settleReviews(tools, {
+    store,
+    accept: options.accept,
+    audit: options.audit,
+    source: `mcp:${server}`,
+  });
 }
 
 function governedMcpTool(
@@ -102,10 +120,12 @@ function governedMcpTool(
   options: FromMcpClientOptions,
 ): AnyGovernedTool {
   const name = normalizeToolName(info.name, options.prefix ?? '');
-  const annotations = importedAnnotations({
-    ...info.annotations,
-    ...(info.title ? { title: info.title } : {}),
-  });
+  // Kinds of tool-poisoning instructions found (and removed) in any of its texts.
+  const poisoning = new Set<PoisoningKind>();
+  const annotations = importedAnnotations(
+    { ...info.annotations, ...(info.title ? { title: info.title } : {}) },
+    poisoning,
+  );
   const given =
     typeof options.safetyClassFor === 'function'
       ? options.safetyClassFor(info)
@@ -119,10 +139,13 @@ function governedMcpTool(
         info.description,
         name,
         options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+        poisoning,
       ),
       safetyClass: classWithAnnotations(given, annotations),
-      input: importJsonSchema(info.inputSchema, where),
-      output: structured ? importJsonSchema(info.outputSchema, `${where} output`) : z.string(),
+      input: importJsonSchema(info.inputSchema, where, poisoning),
+      output: structured
+        ? importJsonSchema(info.outputSchema, `${where} output`, poisoning)
+        : z.string(),
       ...(annotations ? { annotations } : {}),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -141,6 +164,7 @@ function governedMcpTool(
       },
     },
     'imported',
+    poisoning.size > 0 ? { state: 'review_required', reasons: [...poisoning].sort() } : undefined,
   );
 }
 

@@ -5,9 +5,11 @@ import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
+import { settleReviews } from '../tools/pin-review.js';
 import type { PinStore } from '../tools/pin-store.js';
 import { RetryableToolError } from '../tools/retryable-tool-error.js';
 import { createGovernedTool } from '../tools/tool.js';
+import { assertNoNameClash } from '../tools/tool-name-key.js';
 import { checkPins } from '../tools/tool-registry.js';
 import type { AnyGovernedTool, SafetyClass, ToolDefinition } from '../tools/types.js';
 import {
@@ -31,6 +33,7 @@ import {
 } from './openapi-request.js';
 import { assertExpandedSize } from './openapi-schema.js';
 import { serverUrlOf } from './openapi-servers.js';
+import type { PoisoningKind } from './tool-poisoning.js';
 
 /** Per-operation governance, keyed by `operationId`. */
 export type OpenAPIOperationOverride = Partial<
@@ -95,8 +98,10 @@ const SAFE_METHODS = new Set(['get', 'head', 'options', 'trace']);
  * - every tool is pinned (lock file by default): a document that changed an operation since
  *   it was pinned fails with `schema_pin_mismatch` and a `security_event`, like MCP.
  *
- * @throws VeridexError `import_invalid` (unreadable, invalid or oversized document, name
- *   clash, requested operation unusable), `config_invalid`, `schema_pin_mismatch`.
+ * @throws VeridexError `import_invalid` (unreadable or invalid document, requested operation
+ *   unusable), `import_too_large` (a file over 10 MiB, or more than {@link MAX_OPENAPI_NODES}
+ *   nodes once `$ref`s, chains of `$ref`s and YAML aliases are expanded), `tool_name_clash`,
+ *   `config_invalid`, `schema_pin_mismatch`.
  * @example const tools = await fromOpenAPI('./payments.yaml', { auth: { type: 'bearer', secret: 'PAYMENTS_KEY' } });
  */
 export async function fromOpenAPI(
@@ -115,6 +120,7 @@ export async function fromOpenAPI(
   const wanted = options.operations ? new Set(options.operations) : undefined;
   const tools: AnyGovernedTool[] = [];
   const names = new Map<string, string>();
+  const labels: Array<{ name: string; label: string }> = [];
   for (const operation of parseOperations(document, reserved)) {
     if (wanted && !wanted.has(operation.id)) continue;
     if (operation.skip) {
@@ -128,16 +134,15 @@ export async function fromOpenAPI(
       continue;
     }
     const tool = operationTool(operation, options, idempotencyHeader);
-    const clash = names.get(tool.name);
-    if (clash !== undefined) {
-      throw new VeridexError(
-        'import_invalid',
-        `Operations "${clash}" and "${operation.id}" both become tool "${tool.name}"; rename one with overrides.`,
-      );
-    }
     names.set(tool.name, operation.id);
+    labels.push({
+      name: tool.name,
+      label: `operation ${JSON.stringify(operation.id).slice(0, 80)}`,
+    });
     tools.push(tool);
   }
+  // Names that are one to a model (`get_doc`, `get-doc`, `Get.Doc`): rename with overrides.
+  assertNoNameClash(labels);
   for (const id of wanted ?? []) {
     if (![...names.values()].includes(id)) {
       throw new VeridexError('import_invalid', `The document has no operation "${id}".`);
@@ -148,15 +153,16 @@ export async function fromOpenAPI(
     (options.lockFile === false
       ? undefined
       : new LockFilePinStore(options.lockFile ?? DEFAULT_LOCK_FILE));
+  const title = String((document.info as { title?: unknown } | undefined)?.title ?? 'untitled');
+  const source = `openapi:${title.slice(0, 100)}`;
   if (store) {
-    const title = String((document.info as { title?: unknown } | undefined)?.title ?? 'untitled');
     await checkPins(tools, store, {
-      source: `openapi:${title.slice(0, 100)}`,
+      source,
       ...(options.accept ? { accept: options.accept } : {}),
       ...(options.audit ? { audit: options.audit } : {}),
     });
   }
-  return tools;
+  return settleReviews(tools, { store, accept: options.accept, audit: options.audit, source });
 }
 
 async function loadDocument(
@@ -176,7 +182,7 @@ async function loadDocument(
     })();
     if (size > MAX_OPENAPI_FILE_BYTES) {
       throw new VeridexError(
-        'import_invalid',
+        'import_too_large',
         `OpenAPI document ${spec} is ${size} bytes; the limit is ${MAX_OPENAPI_FILE_BYTES}.`,
       );
     }
@@ -237,16 +243,25 @@ function operationTool(
   };
   const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
   const auth = options.auth;
+  // Kinds of tool-poisoning instructions found (and removed) in its description or parameters.
+  const poisoning = new Set<PoisoningKind>();
+  const description = importedDescription(
+    operation.text,
+    name,
+    options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+    poisoning,
+  );
+  const input = importJsonSchema(
+    operation.inputSchema,
+    `OpenAPI operation "${operation.id}"`,
+    poisoning,
+  );
   return createGovernedTool(
     {
       name,
-      description: importedDescription(
-        operation.text,
-        name,
-        options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
-      ),
+      description,
       safetyClass: override.safetyClass ?? byMethod[operation.method] ?? 'write',
-      input: importJsonSchema(operation.inputSchema, `OpenAPI operation "${operation.id}"`),
+      input,
       output: z.string(),
       // Pinned with the tool: a document that points an operation elsewhere changes the hash.
       annotations: {
@@ -283,6 +298,7 @@ function operationTool(
       },
     },
     'imported',
+    poisoning.size > 0 ? { state: 'review_required', reasons: [...poisoning].sort() } : undefined,
   );
 }
 

@@ -1,5 +1,6 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { SecretScrubber } from '../audit/secret-scrubber.js';
 import { VeridexError } from '../errors/index.js';
 import {
   type CheckedApproval,
@@ -8,10 +9,11 @@ import {
   rederiveApproval,
 } from './import-approvals.js';
 import { appendPortableAudit, checkPortableAudit } from './import-audit.js';
-import { fromPortableMessage } from './portable-message.js';
+import { fromPortableMessage, type PortableMessage } from './portable-message.js';
 import type { PortableRun, ThreadGraph } from './portable-run.js';
 import { type RunGovernance, runGovernanceOf } from './run-governance.js';
 import { parsePortableRun } from './run-schema.js';
+import { sanitizeCarriedMessage } from './sanitize-carried-message.js';
 
 /** Options for {@link importThread}. */
 export interface ImportThreadOptions extends RunGovernance {
@@ -45,7 +47,8 @@ export interface ImportThreadResult {
  *    each pending approval checked against the target's tools — before anything is written;
  * 2. the target thread must be empty (no checkpoint, events or approvals), else
  *    `import_conflict`;
- * 3. the state is written as `pending.resumeAs`, and the graph must then wait on exactly
+ * 3. the state is written as `pending.resumeAs` (tool results carried in the file pass the
+ *    output sanitiser first: role tokens, hidden characters and credentials neutralised), and the graph must then wait on exactly
  *    `pending.next` (else the checkpoint is deleted and `import_invalid` says so);
  * 4. the audit chain is appended as it was, so it continues from the source's head;
  * 5. pending approvals are re-derived through the target's own policy and `ApprovalManager`
@@ -81,7 +84,7 @@ export async function importThread(
   await assertEmpty(graph, threadId, governance);
 
   const audit = withAudit ? governance.audit : undefined;
-  const written = await writeState(graph, run, config, options);
+  const written = await writeState(graph, run, config, options, governance.audit?.scrubber);
   try {
     if (audit) await appendPortableAudit(audit, run.audit!);
   } catch (error) {
@@ -153,10 +156,15 @@ async function writeState(
   run: PortableRun,
   config: RunnableConfig,
   options: ImportThreadOptions,
+  scrubber: SecretScrubber | undefined,
 ): Promise<RunnableConfig> {
+  // Tool results in the file are as untrusted as a tool's output (README "Portable runs").
+  const messages = run.messages.map((message: PortableMessage) =>
+    fromPortableMessage(sanitizeCarriedMessage(message, scrubber)),
+  );
   const values: Record<string, unknown> = {
     ...run.state,
-    [options.messagesKey ?? 'messages']: run.messages.map(fromPortableMessage),
+    [options.messagesKey ?? 'messages']: messages,
   };
   if (run.memory.working.length > 0)
     values[options.workingMemoryKey ?? 'workingMemory'] = run.memory.working;

@@ -8,6 +8,7 @@ import {
   type ToolAnnotations,
   type ToolDefinition,
 } from '../tools/types.js';
+import { type PoisoningKind, scanToolPoisoning } from './tool-poisoning.js';
 
 /** The governance an imported tool did not have, given when importing it. */
 export interface ImportedGovernance<Output extends z.ZodType = z.ZodType>
@@ -54,21 +55,36 @@ export function normalizeToolName(name: unknown, prefix = ''): string {
  * Untrusted text from a tool's metadata, made safe to show a model: the output sanitiser
  * (hidden characters, role tokens, credentials) and a length cap with `…`.
  */
-export function sanitizeImportedText(text: unknown, limit: number): string {
-  const clean = sanitizeOutput(typeof text === 'string' ? text : '', { maxBytes: limit * 4 + 64 })
+export function sanitizeImportedText(
+  text: unknown,
+  limit: number,
+  poisoning?: Set<PoisoningKind>,
+): string {
+  let raw = typeof text === 'string' ? text : '';
+  if (poisoning) {
+    // Poisoning blocks are removed before the sanitiser, which still sees what is left.
+    const scan = scanToolPoisoning(raw);
+    for (const kind of scan.findings) poisoning.add(kind);
+    raw = scan.text;
+  }
+  const clean = sanitizeOutput(raw, { maxBytes: limit * 4 + 64 })
     .content.replace(/\n\[truncated: \d+ bytes\]$/, '')
     .trim();
   const characters = [...clean];
   return characters.length <= limit ? clean : `${characters.slice(0, limit - 1).join('')}…`;
 }
 
-/** The description of an imported tool: sanitised, capped, never empty. */
+/**
+ * The description of an imported tool: sanitised, capped, never empty. With `poisoning`,
+ * tool-poisoning blocks are removed first and their kinds added to it (see `scanToolPoisoning`).
+ */
 export function importedDescription(
   text: unknown,
   name: string,
   limit = IMPORTED_DESCRIPTION_LIMIT,
+  poisoning?: Set<PoisoningKind>,
 ): string {
-  return sanitizeImportedText(text, limit) || `Imported tool ${name}.`;
+  return sanitizeImportedText(text, limit, poisoning) || `Imported tool ${name}.`;
 }
 
 /**
@@ -78,7 +94,11 @@ export function importedDescription(
  *
  * @throws VeridexError `import_invalid` for oversized or unreadable schemas.
  */
-export function importJsonSchema(schema: unknown, where: string): z.ZodType {
+export function importJsonSchema(
+  schema: unknown,
+  where: string,
+  poisoning?: Set<PoisoningKind>,
+): z.ZodType {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new VeridexError('import_invalid', `${where}: expected a JSON Schema object.`);
   }
@@ -90,7 +110,9 @@ export function importJsonSchema(schema: unknown, where: string): z.ZodType {
     );
   }
   try {
-    return z.fromJSONSchema(sanitizeSchema(schema, 0) as Parameters<typeof z.fromJSONSchema>[0]);
+    return z.fromJSONSchema(
+      sanitizeSchema(schema, 0, poisoning) as Parameters<typeof z.fromJSONSchema>[0],
+    );
   } catch (error) {
     throw new VeridexError(
       'import_invalid',
@@ -100,21 +122,28 @@ export function importJsonSchema(schema: unknown, where: string): z.ZodType {
   }
 }
 
-function sanitizeSchema(node: unknown, depth: number): unknown {
+function sanitizeSchema(
+  node: unknown,
+  depth: number,
+  poisoning: Set<PoisoningKind> | undefined,
+): unknown {
   if (depth > 32)
     throw new VeridexError('import_invalid', 'JSON Schema nests deeper than 32 levels.');
-  if (Array.isArray(node)) return node.map((item) => sanitizeSchema(item, depth + 1));
+  if (Array.isArray(node)) return node.map((item) => sanitizeSchema(item, depth + 1, poisoning));
   if (typeof node !== 'object' || node === null) return node;
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
     if ((key === 'description' || key === 'title') && typeof value === 'string') {
-      result[key] = sanitizeImportedText(value, SCHEMA_TEXT_LIMIT);
+      result[key] = sanitizeImportedText(value, SCHEMA_TEXT_LIMIT, poisoning);
     } else if (key === 'properties' && typeof value === 'object' && value !== null) {
       result[key] = Object.fromEntries(
-        Object.entries(value).map(([name, child]) => [name, sanitizeSchema(child, depth + 1)]),
+        Object.entries(value).map(([name, child]) => [
+          name,
+          sanitizeSchema(child, depth + 1, poisoning),
+        ]),
       );
     } else {
-      result[key] = sanitizeSchema(value, depth + 1);
+      result[key] = sanitizeSchema(value, depth + 1, poisoning);
     }
   }
   if (
@@ -139,12 +168,15 @@ export function stricterClass(a: SafetyClass, b: SafetyClass): SafetyClass {
  * types (titles sanitised). They are pinned with the tool; they can raise its safety class
  * (`destructiveHint: true` → at least `write`) but never lower it.
  */
-export function importedAnnotations(raw: unknown): ToolAnnotations | undefined {
+export function importedAnnotations(
+  raw: unknown,
+  poisoning?: Set<PoisoningKind>,
+): ToolAnnotations | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const record = raw as Record<string, unknown>;
   const annotations: ToolAnnotations = {};
   if (typeof record.title === 'string')
-    annotations.title = sanitizeImportedText(record.title, SCHEMA_TEXT_LIMIT);
+    annotations.title = sanitizeImportedText(record.title, SCHEMA_TEXT_LIMIT, poisoning);
   for (const hint of [
     'readOnlyHint',
     'destructiveHint',

@@ -4,7 +4,10 @@
 
 /** What `fromMcpClient` needs of an MCP `Client` (from `@modelcontextprotocol/sdk/client`). */
 export interface McpClientLike {
-  listTools(params?: { cursor?: string }): Promise<{
+  listTools(
+    params?: { cursor?: string },
+    options?: { signal?: AbortSignal; timeout?: number },
+  ): Promise<{
     tools: Array<{
       name: string;
       title?: string;

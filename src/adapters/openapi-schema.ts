@@ -105,49 +105,100 @@ function nullable(schema: Record<string, unknown>): Record<string, unknown> {
  * The size of a parsed document with every internal `$ref` expanded, computed in linear time
  * (each object is sized once and shared sizes are added, not re-walked) and capped at `limit`.
  * Small documents can be huge once expanded — YAML aliases nesting copies of copies, or
- * schemas referencing schemas twice per level — and validators walk the expansion, so such a
- * document is refused before any library sees it. A `$ref` cycle counts once.
+ * schemas referencing schemas twice per level, directly or through chains of one-hop `$ref`s
+ * (`R = { $ref: S }`) — and validators walk the expansion, so such a document is refused before
+ * any library sees it. A `$ref` whose target is a `$ref` is followed to its end (each hop
+ * counted, a visited set stopping loops); a `$ref` cycle counts once.
  *
- * @throws VeridexError `import_invalid` above `limit` nodes or 256 levels of nesting.
+ * @throws VeridexError `import_too_large` above `limit` nodes or 256 levels of nesting;
+ *   `import_invalid` for a `$ref` chain that loops or a pointer that cannot be decoded.
  */
 export function assertExpandedSize(document: unknown, limit: number): void {
   const sizes = new Map<object, number>();
   const active = new Set<object>();
-  const refuse = (why: string): never => {
-    throw new VeridexError(
-      'import_invalid',
-      `The OpenAPI document ${why}; refusing to process it.`,
-    );
+  const targets = new Map<object, { target: unknown; hops: number }>();
+  const refuse = (why: string, code: 'import_too_large' | 'import_invalid'): never => {
+    throw new VeridexError(code, `The OpenAPI document ${why}; refusing to process it.`, {
+      details: { limit },
+    });
+  };
+  // Where a `$ref` node finally points (through any chain), remembered per node: linear.
+  const targetOf = (node: object): { target: unknown; hops: number } => {
+    const known = targets.get(node);
+    if (known) return known;
+    const seen = new Set<object>();
+    let current: unknown = node;
+    let hops = 0;
+    while (typeof current === 'object' && current !== null) {
+      const ref = (current as { $ref?: unknown }).$ref;
+      if (typeof ref !== 'string') break;
+      if (seen.has(current))
+        refuse(`has a $ref chain that loops (${ref.slice(0, 80)})`, 'import_invalid');
+      seen.add(current);
+      const cached = current !== node ? targets.get(current) : undefined;
+      if (cached) {
+        hops += cached.hops;
+        current = cached.target;
+        break;
+      }
+      current = resolvePointer(document, ref, refuse);
+      hops++;
+    }
+    const result = { target: current, hops };
+    targets.set(node, result);
+    return result;
   };
   const sizeOf = (node: unknown, depth: number): number => {
     if (typeof node !== 'object' || node === null) return 1;
-    if (depth > 256) refuse('nests deeper than 256 levels');
-    const ref = (node as { $ref?: unknown }).$ref;
-    const target = typeof ref === 'string' ? resolvePointer(document, ref) : node;
-    if (typeof target !== 'object' || target === null) return 1;
+    if (depth > 256) refuse('nests deeper than 256 levels', 'import_too_large');
+    let extra = 0;
+    let target: unknown = node;
+    if (typeof (node as { $ref?: unknown }).$ref === 'string') {
+      ({ target, hops: extra } = targetOf(node));
+    }
+    if (typeof target !== 'object' || target === null) return 1 + extra;
     const known = sizes.get(target);
-    if (known !== undefined) return known;
-    if (active.has(target)) return 1;
+    if (known !== undefined) return known + extra;
+    if (active.has(target)) return 1 + extra;
     active.add(target);
     let size = 1;
     for (const child of Object.values(target)) {
       size += sizeOf(child, depth + 1);
-      if (size > limit)
-        refuse(`expands to more than ${limit} nodes ($refs or YAML aliases nesting copies)`);
+      if (size + extra > limit) {
+        refuse(
+          `expands to more than ${limit} nodes ($refs, chains of $refs or YAML aliases nesting copies)`,
+          'import_too_large',
+        );
+      }
     }
     active.delete(target);
     sizes.set(target, size);
-    return size;
+    return size + extra;
   };
-  sizeOf(document, 0);
+  if (sizeOf(document, 0) > limit) {
+    refuse(`expands to more than ${limit} nodes`, 'import_too_large');
+  }
 }
 
 // An internal JSON pointer (`#/components/schemas/Ticket`); anything else resolves to nothing.
-function resolvePointer(document: unknown, ref: string): unknown {
+function resolvePointer(
+  document: unknown,
+  ref: string,
+  refuse: (why: string, code: 'import_invalid') => never,
+): unknown {
   if (!ref.startsWith('#')) return undefined;
   let node = document;
   for (const raw of ref.slice(1).split('/').slice(1)) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      return refuse(
+        `has a $ref that is not a valid pointer (${ref.slice(0, 80)})`,
+        'import_invalid',
+      );
+    }
+    const key = decoded.replace(/~1/g, '/').replace(/~0/g, '~');
     if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return undefined;
     node = (node as Record<string, unknown>)[key];
   }

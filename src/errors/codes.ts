@@ -37,6 +37,8 @@ export const ERROR_CODES = [
   'idempotency_in_doubt',
   'secret_too_weak',
   'idempotency_busy',
+  'tool_review_required',
+  'tool_name_clash',
   // sandbox
   'sandbox_violation',
   'sandbox_limit_exceeded',
@@ -81,6 +83,7 @@ export const ERROR_CODES = [
   'import_invalid',
   'import_conflict',
   'run_not_found',
+  'import_too_large',
   // approvals inbox (HTTP service, sessions, passkeys, webhooks)
   'auth_required',
   'login_invalid',

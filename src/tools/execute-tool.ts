@@ -12,6 +12,7 @@ import { reserveOrWait } from './reserve-key.js';
 import { sanitizeOutput } from './sanitize-output.js';
 import { summarizeIssues } from './summarize-issues.js';
 import { parseSync, splitArtifact, toArguments } from './tool-call-io.js';
+import { reviewHold } from './tool-registry.js';
 import { ToolRunReport } from './tool-run-report.js';
 import type { AnyGovernedTool, ToolCallContext } from './types.js';
 
@@ -64,7 +65,9 @@ export async function executeTool(
 
   // 1. The pin: the tool must still be the contract that was registered (the planner checked
   // it moments ago when it hands over the arguments it validated).
-  const pinProblem = options.validated ? undefined : options.registry?.check(tool);
+  const pinProblem = options.validated
+    ? undefined
+    : (options.registry?.check(tool) ?? reviewHold(tool));
   if (pinProblem) {
     report.ensureCallId();
     return report.fail(pinProblem);

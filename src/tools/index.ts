@@ -25,6 +25,7 @@ export {
 } from './json-schema.js';
 export { DEFAULT_LOCK_FILE, LockFilePinStore } from './lock-file-pin-store.js';
 export { MemoryIdempotencyStore } from './memory-idempotency-store.js';
+export { reviewPinName, type SettleReviewsOptions, settleReviews } from './pin-review.js';
 export { MemoryPinStore, type PinStore, type ToolPin } from './pin-store.js';
 export { PostgresIdempotencyStore } from './postgres-idempotency-store.js';
 export { PostgresPinStore } from './postgres-pin-store.js';
@@ -46,7 +47,13 @@ export {
   TOOL_NAME_PATTERN,
   tool,
 } from './tool.js';
-export { checkPins, ToolRegistry, type ToolRegistryOptions } from './tool-registry.js';
+export { assertNoNameClash, toolNameKey } from './tool-name-key.js';
+export {
+  checkPins,
+  reviewHold,
+  ToolRegistry,
+  type ToolRegistryOptions,
+} from './tool-registry.js';
 export type {
   AnyGovernedTool,
   ApprovalRoute,
@@ -64,6 +71,7 @@ export type {
   ToolRecoverArgs,
   ToolRecovery,
   ToolRetry,
+  ToolReview,
   ToolRuntime,
   ToolSandboxSpec,
   ToolSecrets,

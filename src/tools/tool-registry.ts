@@ -4,6 +4,7 @@ import { VeridexError } from '../errors/index.js';
 import { canonicalJsonSchemaOf } from './json-schema.js';
 import type { PinStore } from './pin-store.js';
 import { schemaHashOf } from './schema-hash.js';
+import { toolNameKey } from './tool-name-key.js';
 import type { AnyGovernedTool } from './types.js';
 
 /** Options for {@link ToolRegistry}. */
@@ -29,6 +30,8 @@ export interface ToolRegistryOptions {
  */
 export class ToolRegistry {
   readonly #tools = new Map<string, { tool: AnyGovernedTool; pin: string }>();
+  /** {@link toolNameKey} → the registered name holding it. */
+  readonly #keys = new Map<string, string>();
   readonly #options: ToolRegistryOptions;
 
   constructor(options: ToolRegistryOptions = {}) {
@@ -39,10 +42,21 @@ export class ToolRegistry {
    * Registers tools, pinning each to its current schema hash. Re-registering the same
    * contract is a no-op.
    * @throws VeridexError `schema_pin_mismatch` if a tool's fields no longer match its own
-   * `schemaHash`, or a different contract is already registered under its name.
+   * `schemaHash`, or a different contract is already registered under its name;
+   * `tool_name_clash` if another tool's name differs from it only in case, `-` or `_`
+   * (see `toolNameKey`).
    */
   register(...tools: AnyGovernedTool[]): this {
     for (const tool of tools) {
+      const key = toolNameKey(tool.name);
+      const holder = this.#keys.get(key);
+      if (holder !== undefined && holder !== tool.name) {
+        throw new VeridexError(
+          'tool_name_clash',
+          `Tool "${tool.name}" and the registered tool "${holder}" are one name to a model (they differ only in case, "-" or "_"); rename one.`,
+          { details: { tool: tool.name, registered: holder } },
+        );
+      }
       const current = schemaHashOf(tool);
       if (current !== tool.schemaHash)
         throw mismatch(tool.name, tool.schemaHash, current, 'its own schemaHash');
@@ -56,6 +70,7 @@ export class ToolRegistry {
         );
       }
       this.#tools.set(tool.name, { tool, pin: current });
+      this.#keys.set(key, tool.name);
     }
     return this;
   }
@@ -109,9 +124,10 @@ export class ToolRegistry {
       );
     }
     const current = currentHashOf(tool);
-    return current === entry.pin
-      ? undefined
-      : mismatch(tool.name, entry.pin, current, 'the pin recorded at registration');
+    if (current !== entry.pin) {
+      return mismatch(tool.name, entry.pin, current, 'the pin recorded at registration');
+    }
+    return reviewHold(tool);
   }
 
   /** {@link check}, throwing. @throws VeridexError `schema_pin_mismatch` or `tool_not_found`. */
@@ -227,5 +243,18 @@ function mismatch(name: string, pinned: string, current: string, against: string
     'schema_pin_mismatch',
     `Tool "${name}" does not match ${against}: its name, description, schemas, safety class, annotations, secrets, allowlists or timeout changed (pinned ${pinned.slice(0, 12)}…, now ${current.slice(0, 12)}…). The call was not run.`,
     { details: { tool: name, pinnedHash: pinned, currentHash: current } },
+  );
+}
+
+/**
+ * The refusal of a tool held for review (see `ToolReview`), or `undefined`. Every call path
+ * checks it: the planner through {@link ToolRegistry.check}, the executor directly.
+ */
+export function reviewHold(tool: AnyGovernedTool): VeridexError | undefined {
+  if (tool.review?.state !== 'review_required') return undefined;
+  return new VeridexError(
+    'tool_review_required',
+    `Tool "${tool.name}" is held for review: its imported description or schema carried instructions to the model (${tool.review.reasons.join(', ')}), which were removed. A reviewer must accept it by name (accept: ['${tool.name}'] on the import) before it can be called.`,
+    { details: { tool: tool.name, reasons: [...tool.review.reasons] } },
   );
 }

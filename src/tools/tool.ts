@@ -3,7 +3,13 @@ import { VeridexError } from '../errors/index.js';
 import { validateHostPattern } from '../sandbox/host-pattern.js';
 import { acceptsEveryObject, acceptsEverything, deepFreeze, jsonSchemaOf } from './json-schema.js';
 import { schemaHashOf } from './schema-hash.js';
-import { type GovernedTool, SAFETY_CLASSES, type ToolDefinition, type ToolTrust } from './types.js';
+import {
+  type GovernedTool,
+  SAFETY_CLASSES,
+  type ToolDefinition,
+  type ToolReview,
+  type ToolTrust,
+} from './types.js';
 
 /** Tool names the major model APIs accept (OpenAI, Anthropic, Gemini): letters, digits, `_`, `-`. */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -39,12 +45,15 @@ export function tool<Input extends z.ZodType, Output extends z.ZodType>(
 }
 
 /**
- * {@link tool} with an explicit trust label; the converters use it with `'imported'`.
+ * {@link tool} with an explicit trust label; the converters use it with `'imported'`, and the
+ * importers with a `review` hold for tools whose metadata carried poisoning instructions (the
+ * hold is not part of the schema pin: accepting it does not change the tool's hash).
  * @throws VeridexError `tool_definition_invalid`.
  */
 export function createGovernedTool<Input extends z.ZodType, Output extends z.ZodType>(
   definition: ToolDefinition<Input, Output>,
   trust: ToolTrust,
+  review?: ToolReview,
 ): GovernedTool<Input, Output> {
   validateDefinition(definition as ToolDefinition<z.ZodType, z.ZodType>);
   const fields = deepFreeze({
@@ -67,6 +76,14 @@ export function createGovernedTool<Input extends z.ZodType, Output extends z.Zod
     output: definition.output,
     execute: definition.execute,
     ...(definition.recover ? { recover: definition.recover } : {}),
+    ...(review
+      ? {
+          review: Object.freeze({
+            state: review.state,
+            reasons: Object.freeze([...review.reasons]),
+          }),
+        }
+      : {}),
     schemaHash: schemaHashOf({ ...fields, input: definition.input, output: definition.output }),
     jsonSchema: Object.freeze({
       input: jsonSchemaOf(definition.input, 'input') as Record<string, unknown>,

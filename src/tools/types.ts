@@ -210,6 +210,17 @@ export interface ToolDefinition<Input extends z.ZodType, Output extends z.ZodTyp
   recover?(args: ToolRecoverArgs<z.output<Input>>): Promise<ToolRecovery<z.input<Output>>>;
 }
 
+/**
+ * An imported tool held for review: its metadata carried tool-poisoning instructions (removed
+ * before the model sees them). It cannot be called (`tool_review_required`) until a reviewer
+ * accepts it by name (`accept: [name]` on the import), which records the review beside its pin.
+ */
+export interface ToolReview {
+  readonly state: 'review_required';
+  /** Kinds of what was found (`hidden_tag`, `secret_access`, …), never the text. */
+  readonly reasons: readonly string[];
+}
+
 /** A governed tool: a definition plus its pinned schema hash and JSON Schemas. Immutable. */
 export interface GovernedTool<
   Input extends z.ZodType = z.ZodType,
@@ -218,6 +229,8 @@ export interface GovernedTool<
   readonly kind: 'veridex.tool';
   readonly idempotency: 'optional' | 'required';
   readonly trust: ToolTrust;
+  /** Present on an imported tool held for review: every call is refused until accepted. */
+  readonly review?: ToolReview;
   /** SHA-256 of the canonical JSON of name, description, JSON Schemas, safety class and annotations. */
   readonly schemaHash: string;
   readonly jsonSchema: {

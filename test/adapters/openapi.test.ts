@@ -433,7 +433,7 @@ describe('fromOpenAPI against hostile documents', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'veridex-openapi-')), 'bomb.yaml');
     writeFileSync(file, lines.join('\n'));
     const error = await fromOpenAPI(file, { lockFile: false }).catch((caught: unknown) => caught);
-    expect(VeridexError.is(error, 'import_invalid')).toBe(true);
+    expect(VeridexError.is(error, 'import_too_large')).toBe(true);
     expect((error as Error).message).toContain('expands to more than');
   });
 
@@ -467,7 +467,7 @@ describe('fromOpenAPI against hostile documents', () => {
     const error = await fromOpenAPI(nestedRefs(40), { lockFile: false }).catch(
       (caught: unknown) => caught,
     );
-    expect(VeridexError.is(error, 'import_invalid')).toBe(true);
+    expect(VeridexError.is(error, 'import_too_large')).toBe(true);
     expect((error as Error).message).toContain('expands to more than');
   });
 

@@ -1,0 +1,87 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { VeridexError } from '../errors/index.js';
+import type { McpClientLike } from './mcp-types.js';
+
+/** Bounds on listing an MCP server's tools (README "Converters"); raise them by name. */
+export interface McpListLimits {
+  /** Most `tools/list` pages followed (default 100). */
+  maxPages?: number;
+  /** Most tools listed in all (default 1000). */
+  maxTools?: number;
+  /** Most bytes of listed tool metadata (JSON) in all (default 8 MiB). */
+  maxBytes?: number;
+  /** Longest the whole listing may take, in milliseconds (default 30 s). */
+  listTimeoutMs?: number;
+}
+
+/** The defaults of {@link McpListLimits}. */
+export const DEFAULT_MCP_LIST_LIMITS: Readonly<Required<McpListLimits>> = Object.freeze({
+  maxPages: 100,
+  maxTools: 1000,
+  maxBytes: 8 * 1024 * 1024,
+  listTimeoutMs: 30_000,
+});
+
+/**
+ * Every tool an MCP server lists, following `nextCursor` within bounds: a server that answers
+ * a fresh cursor forever, huge pages or slow pages makes the import fail with
+ * `import_too_large` at the first bound crossed, not run for minutes or exhaust the heap. The
+ * loop yields to the event loop between pages (an in-memory or fast transport would otherwise
+ * starve timers), passes the time left to each request, and refuses a cursor the server gave
+ * before (a loop) with `import_invalid`.
+ *
+ * @throws VeridexError `import_too_large`, `import_invalid`, `config_invalid` (a bad limit).
+ */
+export async function listMcpTools(
+  client: McpClientLike,
+  limits: McpListLimits = {},
+): Promise<unknown[]> {
+  const bounds = { ...DEFAULT_MCP_LIST_LIMITS, ...limits };
+  for (const [name, value] of Object.entries(bounds)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new VeridexError('config_invalid', `limits.${name} must be a positive integer.`);
+    }
+  }
+  const tooLarge = (what: string): never => {
+    throw new VeridexError(
+      'import_too_large',
+      `The MCP server's tool list ${what}; refusing it. Raise fromMcpClient's limits if the server is trusted to be that large.`,
+      { details: bounds },
+    );
+  };
+  const deadline = performance.now() + bounds.listTimeoutMs;
+  const cursors = new Set<string>();
+  const listed: unknown[] = [];
+  let bytes = 0;
+  let cursor: string | undefined;
+  for (let pages = 0; ; ) {
+    if (pages >= bounds.maxPages) tooLarge(`runs past ${bounds.maxPages} pages`);
+    const left = Math.ceil(deadline - performance.now());
+    if (left <= 0) tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+      signal: AbortSignal.timeout(left),
+      timeout: left,
+    });
+    pages++;
+    const tools = Array.isArray(page?.tools) ? page.tools : [];
+    bytes += JSON.stringify(tools).length;
+    if (bytes > bounds.maxBytes) tooLarge(`holds more than ${bounds.maxBytes} bytes`);
+    if (listed.length + tools.length > bounds.maxTools) {
+      tooLarge(`holds more than ${bounds.maxTools} tools`);
+    }
+    listed.push(...tools);
+    cursor =
+      typeof page?.nextCursor === 'string' && page.nextCursor !== '' ? page.nextCursor : undefined;
+    if (cursor === undefined) return listed;
+    if (cursors.has(cursor) || cursor.length > 4096) {
+      throw new VeridexError(
+        'import_invalid',
+        `The MCP server's tool list loops (cursor ${JSON.stringify(cursor.slice(0, 40))} came twice) or its cursor is oversized; refusing it.`,
+      );
+    }
+    cursors.add(cursor);
+    // Let timers and I/O run: a transport that answers in microtasks would otherwise hold the
+    // process for the whole listing.
+    await yieldToEventLoop();
+  }
+}
