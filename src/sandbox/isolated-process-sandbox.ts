@@ -21,7 +21,8 @@ import {
 } from './process-sandbox-options.js';
 import { readProcessTreeUsage } from './process-usage.js';
 import type { Sandbox, SandboxRunRequest } from './sandbox.js';
-import { SandboxChild } from './sandbox-child.js';
+import { RSS_HEADROOM_MB, SandboxChild } from './sandbox-child.js';
+import { SandboxResources } from './sandbox-resources.js';
 
 /** Options for {@link IsolatedProcessSandbox}. */
 export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
@@ -33,6 +34,11 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
    * 'processes'`); where the host user is not root the kernel also refuses the extra forks.
    */
   maxProcesses?: number;
+  /**
+   * Descriptors each process of the sandbox may hold (RLIMIT_NOFILE, default 128): with or
+   * without a cgroup, a bound on the kernel buffers (sockets, pipes) one process can fill.
+   */
+  maxOpenFiles?: number;
   /** Size of the private `/tmp` (memory-backed) in MB (default 64). */
   tmpMb?: number;
   /** The fetch the parent's egress proxy performs admitted requests with (default `globalThis.fetch`). */
@@ -55,8 +61,12 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
  * Tools declare `sandbox: { module: import.meta.url }`, as for `LocalProcessSandbox`: switching
  * is one line. Child processes are allowed (they are confined too).
  *
- * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces; without them the constructor
- * throws `sandbox_unavailable` (check first with {@link IsolatedProcessSandbox.availability}).
+ * What a call costs the host is counted by a cgroup of its own (see {@link SandboxResources}):
+ * `memoryMb` plus 128 MB of user and kernel memory together, `maxProcesses` tasks.
+ *
+ * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces, and a writable cgroup (unless
+ * `allowWeaker: ['memory_cgroup']`); without them the constructor throws `sandbox_unavailable`
+ * (check first with {@link IsolatedProcessSandbox.availability}).
  *
  * @example
  * const sandbox = new IsolatedProcessSandbox({ jailRoot: '/srv/agent-data', networkAllowlist: ['api.example.com'] });
@@ -69,6 +79,7 @@ export class IsolatedProcessSandbox implements Sandbox {
   readonly #maxProcesses: number;
   readonly #tmpMb: number;
   readonly #fetch: typeof fetch | undefined;
+  readonly #resources: SandboxResources;
   readonly #warm = new WarmChildren();
   readonly #proxies = new WeakMap<SandboxChild, EgressProxy>();
   #runtime: string | undefined;
@@ -84,6 +95,15 @@ export class IsolatedProcessSandbox implements Sandbox {
     this.#maxProcesses = options.maxProcesses ?? 64;
     this.#tmpMb = options.tmpMb ?? 64;
     this.#fetch = options.fetch;
+    this.#resources = SandboxResources.resolve({
+      allowWeaker: this.#options.allowWeaker,
+      maxOpenFiles: options.maxOpenFiles ?? 128,
+    });
+  }
+
+  /** What counts a call's cost: `cgroup_v2`, `cgroup_v1`, or `rlimit` (the weaker mode). */
+  get resourceLimits(): SandboxResources['mode'] {
+    return this.#resources.mode;
   }
 
   /** Whether the sandbox can run here, and if not, why (the `sandbox_unavailable` message). */
@@ -115,6 +135,7 @@ export class IsolatedProcessSandbox implements Sandbox {
     const env = childEnvironment(options.envAllowlist, tool.sandbox?.envAllowlist);
     const key = JSON.stringify([entry.args, entry.readPaths, env, egress ?? null]);
     const start = () => this.#start(entry, env, egress);
+    for (const notice of this.#resources.weakenedNotices()) request.onViolation(notice);
     const child = this.#warm.take(key, start);
     this.#proxies.get(child)?.attach({ report: request.onViolation, signal: request.signal });
     let response: Awaited<ReturnType<SandboxChild['drive']>>;
@@ -144,6 +165,10 @@ export class IsolatedProcessSandbox implements Sandbox {
 
   #start(entry: ChildEntry, env: Record<string, string>, egress: string[][] | undefined) {
     const options = this.#options;
+    const resources = this.#resources.forCall({
+      memoryMb: options.memoryMb + RSS_HEADROOM_MB,
+      maxProcesses: this.#maxProcesses,
+    });
     let socket: string | undefined;
     let proxy: EgressProxy | undefined;
     if (egress) {
@@ -166,13 +191,17 @@ export class IsolatedProcessSandbox implements Sandbox {
       ? [this.#bwrap.prlimit, `--nproc=${this.#maxProcesses}`, '--']
       : [];
     const node = [process.execPath, ...childV8Flags(options), '--no-warnings', ...entry.args];
+    const [gate, ...gateArgs] = resources.prefix as [string, ...string[]];
     const child = SandboxChild.start({
-      command: this.#bwrap.path,
-      args: [...sandboxArgs(view), '--', ...limit, ...node],
+      command: gate,
+      args: [...gateArgs, this.#bwrap.path, ...sandboxArgs(view), '--', ...limit, ...node],
       env,
       cwd: options.jailRoot,
       usage: readProcessTreeUsage,
+      admit: resources.admit,
+      oomKilled: resources.oomKilled,
       onExit: () => {
+        resources.release();
         proxy?.close();
         if (socket) rmSync(socket, { force: true });
       },
