@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 // Per-call control groups for IsolatedProcessSandbox (README, "Sandboxes": what holds with and
 // without cgroups). A cgroup charges a call with what it costs the host — user memory, kernel
@@ -257,7 +257,7 @@ function directoryOf(
   );
   if (mount === undefined) return undefined;
   const relative = path.slice(mount.root.replace(/\/$/, '').length);
-  return join(mount.mountPoint, relative);
+  return resolve(mount.mountPoint, `.${relative}`);
 }
 
 function decodeOctal(path: string): string {

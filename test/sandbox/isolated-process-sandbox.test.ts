@@ -271,7 +271,13 @@ describeIsolated('IsolatedProcessSandbox', () => {
       for (const raw of [false, true]) {
         const path = raw ? join(jail, 'race/a/b/file.txt') : 'race/a/b/file.txt';
         const result = (
-          await call(box, hostile.raceRead, { path, rounds: 30_000, disturbed: 30, raw })
+          await call(box, hostile.raceRead, {
+            path,
+            rounds: 30_000,
+            disturbed: 30,
+            raw,
+            budgetMs: 5_000,
+          })
         ).result;
         outcomes.push(JSON.parse(answer(result)));
       }
