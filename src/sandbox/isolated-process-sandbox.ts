@@ -106,12 +106,16 @@ export class IsolatedProcessSandbox implements Sandbox {
     return this.#resources.mode;
   }
 
-  /** Whether the sandbox can run here, and if not, why (the `sandbox_unavailable` message). */
+  /**
+   * Whether the sandbox can run here — bubblewrap, namespaces, and a writable cgroup unless
+   * `allowWeaker` names `memory_cgroup` — and if not, why (the `sandbox_unavailable` message).
+   */
   static availability(
-    options: { bwrapPath?: string } = {},
+    options: { bwrapPath?: string; allowWeaker?: readonly string[] } = {},
   ): { available: true } | { available: false; reason: string } {
     try {
       bubblewrap(options.bwrapPath);
+      SandboxResources.resolve({ allowWeaker: options.allowWeaker ?? [], maxOpenFiles: 128 });
       return { available: true };
     } catch (error) {
       if (!VeridexError.is(error, 'sandbox_unavailable')) throw error;
