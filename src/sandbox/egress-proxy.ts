@@ -15,6 +15,8 @@ export interface EgressProxyOptions {
   fetch?: typeof fetch;
   /** Largest request body accepted, in bytes (default 8 MiB). */
   maxRequestBytes?: number;
+  /** Connections open at once; the proxy closes those beyond it unanswered (default 16). */
+  maxConnections?: number;
 }
 
 // Hop-by-hop and proxy headers, and those fetch computes itself, are not forwarded.
@@ -48,6 +50,13 @@ const DROPPED_RESPONSE = new Set([
  * listed exactly — and redirects are returned to the child, whose next hop comes back here to
  * be checked again. `CONNECT` and anything that is not an absolute http(s) URL are refused.
  * Refusals are reported to the current call, whatever the child claims.
+ *
+ * The proxy spends the parent's memory, so it is bounded like a sandbox limit: the target is
+ * checked before any body byte is read; a declared body over `maxRequestBytes` is refused
+ * unread; admitted bodies are streamed upstream as the upstream takes them (a slow or stalled
+ * upstream stops reading from the child, never buffers for it); and at most `maxConnections`
+ * connections are open at once. What one sandbox can make the parent hold is therefore about
+ * `maxConnections` × (socket and stream buffers, ~80 KiB), whatever it sends.
  */
 export class EgressProxy {
   readonly #server: Server;
@@ -66,7 +75,11 @@ export class EgressProxy {
    */
   static listen(path: string, options: EgressProxyOptions): EgressProxy {
     const server = createServer();
+    server.maxConnections = options.maxConnections ?? 16;
     const proxy = new EgressProxy(server);
+    server.on('drop', () =>
+      proxy.#refuse('egress proxy', `more than ${server.maxConnections} connections at once`),
+    );
     server.on('request', (request, response) => void proxy.#handle(request, response, options));
     server.on('connect', (_request, socket: Socket) => {
       proxy.#refuse('CONNECT', 'CONNECT tunnels are not offered; send absolute-form requests');
@@ -104,8 +117,17 @@ export class EgressProxy {
       this.#refuse(target.slice(0, 200), 'the egress proxy takes absolute http(s) URLs only');
       return answer(response, 400, { [REFUSAL_HEADER]: 'not an absolute URL' });
     }
+    const limit = options.maxRequestBytes ?? 8 * 1024 * 1024;
+    const body = requestBody(request, limit);
+    if (body === 'too large' || body === 'not allowed') {
+      const reason =
+        body === 'too large'
+          ? `Request body larger than ${limit} bytes`
+          : `A ${request.method} request cannot carry a body`;
+      this.#refuse(target.slice(0, 200), reason);
+      return answer(response, 403, { [REFUSAL_HEADER]: encodeURIComponent(reason) });
+    }
     try {
-      const body = await readBody(request, options.maxRequestBytes ?? 8 * 1024 * 1024);
       const headers = new Headers();
       for (const [name, value] of Object.entries(request.headers)) {
         if (DROPPED_REQUEST.has(name) || name.startsWith('x-veridex-') || value === undefined)
@@ -119,12 +141,14 @@ export class EgressProxy {
         ...(options.fetch ? { fetch: options.fetch } : {}),
         ...(this.#call.signal ? { signal: this.#call.signal } : {}),
       });
+      // The client checks the target before it calls fetch, so a refused request leaves its
+      // body unread; an admitted one is pulled by fetch only as fast as the upstream takes it.
       const upstream = await client.fetch(target, {
         method: request.method ?? 'GET',
         headers,
         redirect: 'manual',
-        ...(body.length > 0 ? { body } : {}),
-      });
+        ...(body ? { body: body.stream, duplex: 'half' } : {}),
+      } as RequestInit);
       const forwarded: Record<string, string[]> = {};
       upstream.headers.forEach((value, name) => {
         if (DROPPED_RESPONSE.has(name)) return;
@@ -138,10 +162,12 @@ export class EgressProxy {
         .on('error', () => response.destroy())
         .pipe(response);
     } catch (error) {
+      if (body?.exceeded()) {
+        const reason = `Request body larger than ${limit} bytes`;
+        this.#refuse(target.slice(0, 200), reason);
+        return answer(response, 403, { [REFUSAL_HEADER]: encodeURIComponent(reason) });
+      }
       if (VeridexError.is(error, 'sandbox_violation')) {
-        if (error.details.reason === 'request body too large') {
-          this.#refuse(target.slice(0, 200), error.message);
-        }
         return answer(response, 403, { [REFUSAL_HEADER]: encodeURIComponent(error.message) });
       }
       const cause = (error as { cause?: { message?: string } }).cause?.message;
@@ -153,20 +179,48 @@ export class EgressProxy {
 
 function answer(response: ServerResponse, status: number, headers: Record<string, string>): void {
   if (response.headersSent) return void response.destroy();
-  response.writeHead(status, headers).end();
+  // A refused request's body is never read: close the connection rather than drain it.
+  response.writeHead(status, { ...headers, connection: 'close' }).end();
+  response.on('finish', () => response.socket?.destroy());
 }
 
-async function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
+/**
+ * The request's body as a stream that reads from the child only when pulled, failing past
+ * `limit` bytes; `undefined` when the request declares none. A declared length over the limit,
+ * or a body on GET/HEAD, is refused without reading a byte.
+ */
+function requestBody(
+  request: IncomingMessage,
+  limit: number,
+):
+  | { stream: ReadableStream<Uint8Array>; exceeded: () => boolean }
+  | 'too large'
+  | 'not allowed'
+  | undefined {
+  const declared = Number(request.headers['content-length'] ?? 0);
+  const chunked = request.headers['transfer-encoding'] !== undefined;
+  if (!chunked && !(declared > 0)) return undefined;
+  if (declared > limit) return 'too large';
+  if (request.method === 'GET' || request.method === 'HEAD') return 'not allowed';
+  const chunks = (request as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      throw new VeridexError('sandbox_violation', `Request body larger than ${limit} bytes.`, {
-        details: { capability: 'http', reason: 'request body too large' },
-      });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) return controller.close();
+        size += next.value.length;
+        if (size > limit) {
+          request.destroy();
+          return controller.error(new Error(`request body larger than ${limit} bytes`));
+        }
+        controller.enqueue(new Uint8Array(next.value));
+      },
+      cancel() {
+        request.destroy();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, exceeded: () => size > limit };
 }

@@ -9,9 +9,10 @@ import { requireReachable, type SandboxUser, sandboxUserFor } from './sandbox-id
 
 /**
  * A defence an operator may run without, by naming it in `allowWeaker`: `identity` (a root
- * agent's sandbox runs as host root), `seccomp` (no system call filter).
+ * agent's sandbox runs as host root), `seccomp` (no system call filter), `memory_cgroup` (no
+ * cgroup: memory and processes only watchdog-polled, descriptors capped).
  */
-export type WeakerMode = 'identity' | 'seccomp';
+export type WeakerMode = 'identity' | 'seccomp' | 'memory_cgroup';
 
 /** How one IsolatedProcessSandbox confines its tools; shown by `IsolatedProcessSandbox.configuration`. */
 export interface IsolatedConfiguration {
@@ -31,7 +32,9 @@ export interface Hardening {
   configuration: IsolatedConfiguration;
 }
 
-const WEAKER_MODES: readonly WeakerMode[] = ['identity', 'seccomp'];
+// `memory_cgroup` is decided by SandboxResources (cgroup-limits.ts); it is named here so one
+// `allowWeaker` list serves both and a typo in it is refused.
+const WEAKER_MODES: readonly WeakerMode[] = ['identity', 'seccomp', 'memory_cgroup'];
 
 /**
  * Probes bubblewrap as the sandbox user with the filter and decides. When the agent is root,

@@ -28,8 +28,9 @@ import {
 } from './process-sandbox-options.js';
 import { readProcessTreeUsage } from './process-usage.js';
 import type { Sandbox, SandboxRunRequest } from './sandbox.js';
-import { SandboxChild } from './sandbox-child.js';
+import { RSS_HEADROOM_MB, SandboxChild } from './sandbox-child.js';
 import { readableBy, type SandboxUser } from './sandbox-identity.js';
+import { SandboxResources } from './sandbox-resources.js';
 import { seccompProgram } from './seccomp-filter.js';
 
 /** Options for {@link IsolatedProcessSandbox}. */
@@ -42,6 +43,11 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
    * 'processes'`); where the host user is not root the kernel also refuses the extra forks.
    */
   maxProcesses?: number;
+  /**
+   * Descriptors each process of the sandbox may hold (RLIMIT_NOFILE, default 128): with or
+   * without a cgroup, a bound on the kernel buffers (sockets, pipes) one process can fill.
+   */
+  maxOpenFiles?: number;
   /** Size of the private `/tmp` (memory-backed) in MB (default 64). */
   tmpMb?: number;
   /** The fetch the parent's egress proxy performs admitted requests with (default `globalThis.fetch`). */
@@ -77,8 +83,12 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
  * Tools declare `sandbox: { module: import.meta.url }`, as for `LocalProcessSandbox`: switching
  * is one line. Child processes are allowed (they are confined too).
  *
- * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces; without them the constructor
- * throws `sandbox_unavailable` (check first with {@link IsolatedProcessSandbox.availability}).
+ * What a call costs the host is counted by a cgroup of its own (see {@link SandboxResources}):
+ * `memoryMb` plus 128 MB of user and kernel memory together, `maxProcesses` tasks.
+ *
+ * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces, and a writable cgroup (unless
+ * `allowWeaker: ['memory_cgroup']`); without them the constructor throws `sandbox_unavailable`
+ * (check first with {@link IsolatedProcessSandbox.availability}).
  *
  * @example
  * const sandbox = new IsolatedProcessSandbox({ jailRoot: '/srv/agent-data', networkAllowlist: ['api.example.com'] });
@@ -91,6 +101,7 @@ export class IsolatedProcessSandbox implements Sandbox {
   readonly #maxProcesses: number;
   readonly #tmpMb: number;
   readonly #fetch: typeof fetch | undefined;
+  readonly #resources: SandboxResources;
   readonly #warm = new WarmChildren();
   readonly #proxies = new WeakMap<SandboxChild, EgressProxy>();
   readonly #user: SandboxUser | undefined;
@@ -118,14 +129,27 @@ export class IsolatedProcessSandbox implements Sandbox {
     this.#maxProcesses = options.maxProcesses ?? 64;
     this.#tmpMb = options.tmpMb ?? 64;
     this.#fetch = options.fetch;
+    this.#resources = SandboxResources.resolve({
+      allowWeaker: this.#options.allowWeaker,
+      maxOpenFiles: options.maxOpenFiles ?? 128,
+    });
   }
 
-  /** Whether the sandbox can run here, and if not, why (the `sandbox_unavailable` message). */
+  /** What counts a call's cost: `cgroup_v2`, `cgroup_v1`, or `rlimit` (the weaker mode). */
+  get resourceLimits(): SandboxResources['mode'] {
+    return this.#resources.mode;
+  }
+
+  /**
+   * Whether the sandbox can run here — bubblewrap, namespaces, and a writable cgroup unless
+   * `allowWeaker` names `memory_cgroup` — and if not, why (the `sandbox_unavailable` message).
+   */
   static availability(
-    options: { bwrapPath?: string } = {},
+    options: { bwrapPath?: string; allowWeaker?: readonly string[] } = {},
   ): { available: true } | { available: false; reason: string } {
     try {
       bubblewrap(options.bwrapPath);
+      SandboxResources.resolve({ allowWeaker: options.allowWeaker ?? [], maxOpenFiles: 128 });
       return { available: true };
     } catch (error) {
       if (!VeridexError.is(error, 'sandbox_unavailable')) throw error;
@@ -153,6 +177,7 @@ export class IsolatedProcessSandbox implements Sandbox {
     const env = childEnvironment(options.envAllowlist, tool.sandbox?.envAllowlist);
     const key = JSON.stringify([entry.args, entry.readPaths, env, egress ?? null]);
     const start = () => this.#start(entry, env, egress);
+    for (const notice of this.#resources.weakenedNotices()) request.onViolation(notice);
     const child = this.#warm.take(key, start);
     this.#proxies.get(child)?.attach({ report: request.onViolation, signal: request.signal });
     let response: Awaited<ReturnType<SandboxChild['drive']>>;
@@ -193,6 +218,10 @@ export class IsolatedProcessSandbox implements Sandbox {
 
   #start(entry: ChildEntry, env: Record<string, string>, egress: string[][] | undefined) {
     const options = this.#options;
+    const resources = this.#resources.forCall({
+      memoryMb: options.memoryMb + RSS_HEADROOM_MB,
+      maxProcesses: this.#maxProcesses,
+    });
     let socket: string | undefined;
     let proxy: EgressProxy | undefined;
     if (egress) {
@@ -222,15 +251,19 @@ export class IsolatedProcessSandbox implements Sandbox {
       ? [this.#bwrap.prlimit, `--nproc=${this.#maxProcesses}`, '--']
       : [];
     const node = [process.execPath, ...childV8Flags(options), '--no-warnings', ...entry.args];
+    const [gate, ...gateArgs] = resources.prefix as [string, ...string[]];
     const child = SandboxChild.start({
-      command: this.#bwrap.path,
-      args: [...sandboxArgs(view), '--', ...limit, ...node],
+      command: gate,
+      args: [...gateArgs, this.#bwrap.path, ...sandboxArgs(view), '--', ...limit, ...node],
       env,
       cwd: options.jailRoot,
       ...(this.configuration.seccomp ? { inputs: [seccompProgram()] } : {}),
       ...(this.#user ? { user: this.#user } : {}),
       usage: readProcessTreeUsage,
+      admit: resources.admit,
+      oomKilled: resources.oomKilled,
       onExit: () => {
+        resources.release();
         proxy?.close();
         if (socket) rmSync(socket, { force: true });
       },

@@ -43,6 +43,14 @@ export interface ProcessSandboxOptions {
    * process, with a warning.
    */
   cacheDirectory?: string;
+  /**
+   * Weaker modes accepted by name where the strong one cannot run here (default none: the
+   * sandbox refuses to start). `IsolatedProcessSandbox` knows `memory_cgroup`: without a
+   * writable cgroup, run with per-process descriptor caps instead of a cgroup that counts
+   * kernel memory and tasks (README, "Sandboxes"). A weaker mode in effect is recorded in the
+   * audit log with every call.
+   */
+  allowWeaker?: readonly string[];
 }
 
 /** {@link ProcessSandboxOptions} with defaults applied and the jail resolved. */
@@ -84,6 +92,7 @@ export function resolveProcessOptions(
     readPaths: options.readPaths ?? [],
     startup: options.startup ?? 'snapshot',
     prewarm: options.prewarm ?? false,
+    allowWeaker: options.allowWeaker ?? [],
     ...(options.networkAllowlist ? { networkAllowlist: options.networkAllowlist } : {}),
     ...(options.cacheDirectory ? { cacheDirectory: options.cacheDirectory } : {}),
   };

@@ -37,12 +37,19 @@ export interface ChildLaunch {
   inputs?: readonly Buffer[];
   /** Host identity to run the program as (a root parent only; see sandbox-identity.ts). */
   user?: { uid: number; gid: number };
+  /**
+   * Called with the pid right after the spawn, before one line (`\n`) is written to the child's
+   * stdin: a gate command waiting for that line lets the parent place it (in a cgroup) first.
+   */
+  admit?: (pid: number) => void;
+  /** Whether the kernel killed the child for exceeding its memory (a cgroup's OOM killer). */
+  oomKilled?: () => boolean;
 }
 
 type Limit = 'cpu' | 'memory' | 'time' | 'output' | 'processes';
 const POLL_MS = 20;
-// Node itself needs ~40–60 MB resident besides the V8 heap that --max-old-space-size caps.
-const RSS_HEADROOM_MB = 128;
+/** Node itself needs ~40–60 MB resident besides the V8 heap that --max-old-space-size caps. */
+export const RSS_HEADROOM_MB = 128;
 
 /**
  * One sandbox child process: started (it then waits for its request on stdin), driven once,
@@ -60,10 +67,12 @@ export class SandboxChild {
   #exited = false;
   #onData: (bytes: number) => void = () => undefined;
   readonly #usage: (pid: number) => ProcessUsage | undefined;
+  readonly #oomKilled: () => boolean;
 
   private constructor(child: ChildProcess, launch: ChildLaunch) {
     this.#child = child;
     this.#usage = launch.usage ?? readProcessUsage;
+    this.#oomKilled = launch.oomKilled ?? (() => false);
     const results = child.stdio[3] as Readable;
     results.on('data', (chunk: Buffer) => {
       this.#resultBytes += chunk.length;
@@ -121,7 +130,21 @@ export class SandboxChild {
       pipe?.on('error', () => undefined);
       pipe?.end(bytes);
     });
-    return new SandboxChild(child, launch);
+    const started = new SandboxChild(child, launch);
+    if (launch.admit && child.pid !== undefined) {
+      try {
+        launch.admit(child.pid);
+      } catch (error) {
+        child.kill('SIGKILL');
+        throw new VeridexError(
+          'sandbox_unavailable',
+          `Could not place the sandbox process in its cgroup: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+      child.stdin?.write('\n');
+    }
+    return started;
   }
 
   /** Settles once the process has exited (whether it started or not). */
@@ -208,6 +231,7 @@ export class SandboxChild {
     if (response) return response;
     exit ??= { code: null, signal: null };
     if (aborted) throw signal.reason;
+    if (limit === undefined && this.#oomKilled()) limit = 'memory';
     if (limit === undefined && /heap out of memory|Reached heap limit/i.test(this.#stderr))
       limit = 'memory';
     if (limit) throw limitError(toolName, limit, limits);

@@ -11,6 +11,7 @@ import type { AnyGovernedTool } from '../../src/tools/index.js';
 import { describeIsolated } from '../support/isolation.js';
 import { startTlsServer, type TlsServer } from '../support/tls-server.js';
 import * as hostile from './fixtures/hostile-tools.js';
+import * as probes from './fixtures/resource-tools.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'veridex-egress-test-')));
 const jail = join(base, 'jail');
@@ -39,7 +40,13 @@ describeIsolated('IsolatedProcessSandbox egress', () => {
   let box: IsolatedProcessSandbox;
   beforeAll(async () => {
     server = await startTlsServer((request, response) => {
-      if (request.url === '/redirect') {
+      if (request.url === '/echo-length') {
+        let length = 0;
+        request.on('data', (chunk: Buffer) => {
+          length += chunk.length;
+        });
+        request.on('end', () => response.end(`got ${length}`));
+      } else if (request.url === '/redirect') {
         response.writeHead(302, { location: `https://127.0.0.2:${server.port}/elsewhere` }).end();
       } else {
         response.end('pong');
@@ -121,4 +128,55 @@ describeIsolated('IsolatedProcessSandbox egress', () => {
     });
     expect(result).toMatchObject({ status: 'error', message: expect.stringMatching(/ENOENT/) });
   });
+
+  it('streams an admitted request body to the upstream', async () => {
+    const { result } = await call(box, probes.egressPost, {
+      url: `${server.origin}/echo-length`,
+      bytes: 3 * 1024 * 1024,
+    });
+    expect(answer(result)).toBe(`200:got ${3 * 1024 * 1024}`);
+  });
+
+  it('refuses a request to a host off the allowlist before reading any of its body', async () => {
+    // The child sends only the head of a POST that declares a body: the refusal cannot wait for it.
+    const { result, security } = await call(box, probes.egressHeadOnly, {
+      target: `https://127.0.0.2:${server.port}/upload`,
+      waitMs: 20_000,
+    });
+    expect(answer(result)).toMatch(/^HTTP\/1\.1 403/);
+    expect(JSON.stringify(security)).toContain('127.0.0.2');
+  }, 60_000);
+
+  it('holds no memory for a flood of half-sent bodies, and refuses connections beyond its cap', async () => {
+    // The worst upstream: it never reads what it is sent. 48 connections each declare 8 MiB
+    // and send all but one byte; an eager proxy would hold 384 MiB of them.
+    const stalled = new IsolatedProcessSandbox({
+      jailRoot: jail,
+      fetch: () => new Promise<Response>(() => undefined),
+    });
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 10);
+    let outcome: Awaited<ReturnType<typeof call>>;
+    try {
+      outcome = await call(stalled, probes.egressFlood, {
+        connections: 48,
+        target: `${server.origin}/upload`,
+        stallMs: 500,
+      });
+    } finally {
+      clearInterval(sampler);
+      stalled.close();
+    }
+    const seen = JSON.parse(answer(outcome.result));
+    expect(seen.answered, JSON.stringify(seen)).toBeUndefined();
+    expect((seen.closed ?? 0) + (seen.refused ?? 0), JSON.stringify(seen)).toBeGreaterThanOrEqual(
+      48 - 16,
+    );
+    expect(seen.takenMb, JSON.stringify(seen)).toBeLessThan(64);
+    expect((peak - before) / (1024 * 1024)).toBeLessThan(32);
+    expect(JSON.stringify(outcome.security)).toContain('connections at once');
+  }, 120_000);
 });

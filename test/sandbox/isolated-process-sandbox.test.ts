@@ -150,14 +150,14 @@ describeIsolated('IsolatedProcessSandbox', () => {
       timeoutMs: 30_000,
     });
     const { result } = await call(bombed, hostile.forkBomb, { count: 400, marker });
-    if (bombed.configuration.hostUid === 0) {
-      // RLIMIT_NPROC does not bind host root: the watchdog stops the whole sandbox.
+    if (bombed.configuration.hostUid === 0 && bombed.resourceLimits === 'rlimit') {
+      // RLIMIT_NPROC does not bind host root, nor does a cgroup exist: the watchdog stops it.
       expect(result).toMatchObject({
         code: 'sandbox_limit_exceeded',
         details: { limit: 'processes' },
       });
     } else if ((result as { status: string }).status === 'success') {
-      // For any other host user the kernel refuses the forks beyond the limit...
+      // The call's cgroup (pids.max), or RLIMIT_NPROC for any other user, refuses the forks...
       expect(JSON.parse(answer(result)).refused).toBeGreaterThan(0);
     } else {
       // ...unless the watchdog saw the tree pass the limit first.
@@ -274,7 +274,13 @@ describeIsolated('IsolatedProcessSandbox', () => {
       for (const raw of [false, true]) {
         const path = raw ? join(jail, 'race/a/b/file.txt') : 'race/a/b/file.txt';
         const result = (
-          await call(box, hostile.raceRead, { path, rounds: 30_000, disturbed: 30, raw })
+          await call(box, hostile.raceRead, {
+            path,
+            rounds: 30_000,
+            disturbed: 30,
+            raw,
+            budgetMs: 5_000,
+          })
         ).result;
         outcomes.push(JSON.parse(answer(result)));
       }

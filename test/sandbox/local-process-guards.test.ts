@@ -39,6 +39,9 @@ afterAll(async () => {
 });
 
 const sandbox = new LocalProcessSandbox({ jailRoot: jail, timeoutMs: 20_000 });
+// The racing probes bound themselves (budgetMs): their sandbox's limits are far beyond, so a
+// loaded machine shortens the race instead of stopping the call.
+const racing = new LocalProcessSandbox({ jailRoot: jail, timeoutMs: 90_000, cpuMs: 90_000 });
 
 async function attack(subject: AnyGovernedTool, arg: unknown) {
   const { result, securityEvents } = await runHostileTool(sandbox, subject, arg);
@@ -56,7 +59,8 @@ async function underSwapRace(
   const racer = startSwapRacer(join(jail, 'race'), 'a', outside);
   try {
     await racer.started;
-    const { result } = await attack(subject, arg);
+    const { result } = await runHostileTool(racing, subject, arg);
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'success' });
     return JSON.parse((result as { output: { result: string } }).output.result);
   } finally {
     await racer.stop();
@@ -186,19 +190,21 @@ describe('LocalProcessSandbox guards', () => {
       path: 'race/a/b/file.txt',
       rounds: 200_000,
       disturbed: 3_000,
+      budgetMs: 5_000,
     });
     expect(seen.SECRET, JSON.stringify(seen)).toBeUndefined();
     expect(
       Boolean(seen.inside) && Object.keys(seen).some((outcome) => outcome !== 'inside'),
       JSON.stringify(seen),
     ).toBe(true);
-  }, 60_000);
+  }, 120_000);
 
   it('never writes outside the jail while a second process swaps a directory for a symlink', async () => {
     const seen = await underSwapRace(hostile.raceWrite, {
       dir: 'race/a/b',
       rounds: 4_000,
       disturbed: 300,
+      budgetMs: 5_000,
     });
     // Every write landed in the jail: nothing was planted beside the outside file.
     expect(readdirSync(join(outside, 'b')), JSON.stringify(seen)).toEqual(['file.txt']);

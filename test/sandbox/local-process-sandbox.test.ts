@@ -215,7 +215,9 @@ describe('LocalProcessSandbox', () => {
   });
 
   it('enforces the same limits when children load the bundle instead of a snapshot', async () => {
-    const box = new LocalProcessSandbox({ jailRoot: jail, startup: 'bundle', cpuMs: 300 });
+    // Loading the bundle costs CPU: a loaded machine must not turn a refusal into a CPU stop.
+    const box = new LocalProcessSandbox({ jailRoot: jail, startup: 'bundle' });
+    const tight = new LocalProcessSandbox({ jailRoot: jail, startup: 'bundle', cpuMs: 300 });
     expect((await run(hostile.upper, 'ok', box)).result).toMatchObject({
       output: { result: 'OK' },
     });
@@ -228,7 +230,7 @@ describe('LocalProcessSandbox', () => {
     expect((await run(hostile.rawSocket, String(port), box)).result).toMatchObject({
       code: 'sandbox_violation',
     });
-    expect((await run(hostile.burnCpu, '', box)).result).toMatchObject({
+    expect((await run(hostile.burnCpu, '', tight)).result).toMatchObject({
       details: { limit: 'cpu' },
     });
   });
