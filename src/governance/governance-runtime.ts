@@ -53,7 +53,15 @@ export function scopeMetadata(
     if (key.startsWith('__') || key.startsWith('checkpoint')) continue;
     const descriptor = Object.getOwnPropertyDescriptor(configurable, key);
     if (descriptor === undefined || !('value' in descriptor)) continue;
-    if (isJsonScalar(descriptor.value)) metadata[key] = descriptor.value;
+    // Defined, not assigned: no key can ever reach a setter (`__…` keys are skipped above anyway).
+    if (isJsonScalar(descriptor.value)) {
+      Object.defineProperty(metadata, key, {
+        value: descriptor.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
   }
   return metadata;
 }

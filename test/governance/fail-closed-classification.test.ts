@@ -79,13 +79,14 @@ function refundAgent(
     tools: (middlewareTools ? [] : [refund]) as never,
     middleware: [governance] as never,
     checkpointer: new MemorySaver(),
-  });
+  }) as unknown as { invoke(input: unknown, config: unknown): Promise<unknown> };
 }
 
 const invoke = (agent: ReturnType<typeof refundAgent>, thread: string) =>
-  agent.invoke({ messages: [{ role: 'user', content: 'refund A-1' }] } as never, {
-    configurable: { thread_id: thread },
-  });
+  agent.invoke(
+    { messages: [{ role: 'user', content: 'refund A-1' }] },
+    { configurable: { thread_id: thread } },
+  );
 
 describe('the createAgent middleware fails closed on tool classification', () => {
   it('refuses a typo in safetyClasses (refnud) instead of running the refund unapproved', async () => {
@@ -313,6 +314,10 @@ describe('scopeMetadata passes plain JSON scalars only', () => {
       none: null,
     });
     expect(reads).toBe(0);
+    const proto = JSON.parse('{"__proto__": null, "tenant": "acme"}') as Record<string, unknown>;
+    const metadata = scopeMetadata(proto);
+    expect(Object.getPrototypeOf(metadata)).toBe(Object.prototype);
+    expect(Object.keys(metadata)).toEqual(['tenant']);
   });
 
   it('only ever returns what survives a JSON round trip unchanged', () => {
@@ -324,7 +329,10 @@ describe('scopeMetadata passes plain JSON scalars only', () => {
         ),
         (configurable) => {
           const metadata = scopeMetadata(configurable as Record<string, unknown>);
-          expect(JSON.parse(JSON.stringify(metadata))).toEqual(metadata);
+          expect(Object.getPrototypeOf(metadata)).toBe(Object.prototype);
+          const text = JSON.stringify(metadata);
+          expect(JSON.stringify(JSON.parse(text))).toBe(text);
+          expect(Object.keys(JSON.parse(text))).toEqual(Object.keys(metadata));
           for (const value of Object.values(metadata)) {
             expect(value === null || ['string', 'number', 'boolean'].includes(typeof value)).toBe(
               true,
