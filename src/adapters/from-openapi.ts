@@ -4,6 +4,7 @@ import { load as loadYaml } from 'js-yaml';
 import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
+import { lookAlike } from '../governance/safety-class-config.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
 import { settleReviews } from '../tools/pin-review.js';
 import type { PinStore } from '../tools/pin-store.js';
@@ -11,7 +12,12 @@ import { RetryableToolError } from '../tools/retryable-tool-error.js';
 import { createGovernedTool } from '../tools/tool.js';
 import { assertNoNameClash } from '../tools/tool-name-key.js';
 import { checkPins } from '../tools/tool-registry.js';
-import type { AnyGovernedTool, SafetyClass, ToolDefinition } from '../tools/types.js';
+import {
+  type AnyGovernedTool,
+  SAFETY_CLASSES,
+  type SafetyClass,
+  type ToolDefinition,
+} from '../tools/types.js';
 import {
   IMPORTED_DESCRIPTION_LIMIT,
   importedDescription,
@@ -20,6 +26,7 @@ import {
 } from './imported-metadata.js';
 import {
   AUTO_SAFETY_CLASSES,
+  HTTP_METHODS,
   type HttpMethod,
   type ParsedOperation,
   parseOperations,
@@ -121,7 +128,12 @@ export async function fromOpenAPI(
   const tools: AnyGovernedTool[] = [];
   const names = new Map<string, string>();
   const labels: Array<{ name: string; label: string }> = [];
-  for (const operation of parseOperations(document, reserved)) {
+  const operations = parseOperations(document, reserved);
+  checkOverrides(
+    options,
+    operations.map((operation) => operation.id),
+  );
+  for (const operation of operations) {
     if (wanted && !wanted.has(operation.id)) continue;
     if (operation.skip) {
       if (wanted) {
@@ -260,7 +272,7 @@ function operationTool(
     {
       name,
       description,
-      safetyClass: override.safetyClass ?? byMethod[operation.method] ?? 'write',
+      safetyClass: override.safetyClass ?? byMethod[operation.method],
       input,
       output: z.string(),
       // Pinned with the tool: a document that points an operation elsewhere changes the hash.
@@ -307,4 +319,54 @@ function withoutTrailingSlashes(url: string): string {
   let end = url.length;
   while (end > 0 && url.charCodeAt(end - 1) === 0x2f) end--;
   return url.slice(0, end);
+}
+
+/**
+ * Fail closed (README "Fail closed: no silent safety class"): an `overrides` key naming no
+ * operation of the document (a typo would leave the operation at its method's class), a
+ * `safetyClassByMethod` key that is not an HTTP method, and an unknown class are errors.
+ */
+function checkOverrides(options: FromOpenAPIOptions, ids: readonly string[]): void {
+  const unknown = Object.keys(options.overrides ?? {}).filter((key) => !ids.includes(key));
+  if (unknown.length > 0) {
+    const hints = unknown
+      .map((key) => [key, lookAlike(key, ids)] as const)
+      .filter(([, near]) => near !== undefined)
+      .map(([key, near]) => `${JSON.stringify(key)} looks like ${JSON.stringify(near)}`);
+    throw new VeridexError(
+      'config_invalid',
+      `fromOpenAPI: overrides names ${unknown.map((key) => JSON.stringify(key)).join(', ')}, but the document has no such operationId (operations: ${ids.map((id) => JSON.stringify(id)).join(', ')}).${hints.length > 0 ? ` Did you mean: ${hints.join('; ')}?` : ''}`,
+    );
+  }
+  for (const [id, override] of Object.entries(options.overrides ?? {})) {
+    if (override.safetyClass !== undefined) {
+      checkSafetyClass(override.safetyClass, `overrides[${JSON.stringify(id)}].safetyClass`);
+    }
+  }
+  const byMethod = options.safetyClassByMethod;
+  if (byMethod === undefined || byMethod === 'auto') return;
+  if (typeof byMethod !== 'object' || byMethod === null) {
+    throw new VeridexError(
+      'config_invalid',
+      `fromOpenAPI: safetyClassByMethod must be 'auto' or a map from HTTP method to safety class.`,
+    );
+  }
+  for (const [method, safetyClass] of Object.entries(byMethod)) {
+    if (!(HTTP_METHODS as readonly string[]).includes(method)) {
+      throw new VeridexError(
+        'config_invalid',
+        `fromOpenAPI: safetyClassByMethod names ${JSON.stringify(method)}, not an HTTP method (${HTTP_METHODS.join(', ')}, lower case).`,
+      );
+    }
+    checkSafetyClass(safetyClass, `safetyClassByMethod.${method}`);
+  }
+}
+
+function checkSafetyClass(value: unknown, field: string): void {
+  if (!SAFETY_CLASSES.includes(value as SafetyClass)) {
+    throw new VeridexError(
+      'config_invalid',
+      `fromOpenAPI: ${field} must be one of ${SAFETY_CLASSES.join(', ')}; got ${JSON.stringify(String(value))}.`,
+    );
+  }
 }

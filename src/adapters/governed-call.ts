@@ -4,6 +4,7 @@ import {
   resolveRuntime,
   runTool,
 } from '../governance/index.js';
+import { requireGovernedTools } from '../governance/safety-class-config.js';
 import type { ToolRunResult } from '../tools/execute-tool-types.js';
 import type { AnyGovernedTool } from '../tools/types.js';
 
@@ -26,7 +27,11 @@ export interface ConvertedCall {
 export function convertedRuntime(
   governed: AnyGovernedTool,
   runtime: GovernedToolRuntime,
+  where: string,
 ): GovernanceRuntime {
+  // Only governed tools: a plain tool, or a safetyClasses map from shared options, would
+  // otherwise be run or ignored with no class anybody chose (README "Fail closed").
+  requireGovernedTools([governed], runtime, where);
   return resolveRuntime(runtime, [governed]);
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { VeridexError } from '../errors/index.js';
 import { resolveRuntime, runTool } from '../governance/index.js';
+import { requireGovernedTools } from '../governance/safety-class-config.js';
 import type { AnyGovernedTool } from '../tools/types.js';
 import type { McpRequestExtra, McpServerLike } from './mcp-types.js';
 import type { GovernedToolRuntime } from './to-langchain-tool.js';
@@ -36,6 +37,7 @@ export async function serveMcp(
   tools: readonly AnyGovernedTool[],
   options: ServeMcpOptions = {},
 ): Promise<McpServerLike> {
+  requireGovernedTools(tools, options, 'serveMcp');
   // Module names as strings: the optional SDK's types are not needed to compile against us.
   const [{ McpServer }, { CallToolRequestSchema }] = (await Promise.all([
     import('@modelcontextprotocol/sdk/server/mcp.js' as string),

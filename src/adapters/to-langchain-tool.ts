@@ -4,6 +4,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { StructuredTool } from '@langchain/core/tools';
 import type { z } from 'zod';
 import { VeridexError } from '../errors/index.js';
+import { scopeMetadata } from '../governance/governance-runtime.js';
 import type { GovernanceRuntime } from '../governance/index.js';
 import type { AnyGovernedTool } from '../tools/types.js';
 import { convertedRuntime, type GovernedToolRuntime, runConvertedCall } from './governed-call.js';
@@ -44,7 +45,7 @@ export class GovernedStructuredTool extends StructuredTool {
       metadata: { veridex: { schemaHash: governed.schemaHash, safetyClass: governed.safetyClass } },
     });
     this.governed = governed;
-    this.runtime = convertedRuntime(governed, runtime);
+    this.runtime = convertedRuntime(governed, runtime, 'toLangChainTool');
     this.name = governed.name;
     this.description = governed.description;
     this.schema = governed.input;
@@ -91,7 +92,7 @@ export class GovernedStructuredTool extends StructuredTool {
         ...(toolCall?.id ? { toolCallId: toolCall.id } : {}),
         ...(typeof configurable.run_id === 'string' ? { runId: configurable.run_id } : {}),
         ...(config.signal ? { signal: config.signal } : {}),
-        metadata: scalarEntries(configurable),
+        metadata: scopeMetadata(configurable),
       });
       if (!toolCall?.id) {
         if (result.status === 'error')
@@ -139,15 +140,4 @@ function isToolCall(value: unknown): value is ToolCallLike {
     (value as ToolCallLike).type === 'tool_call' &&
     'args' in value
   );
-}
-
-// Request-scoped facts from the graph (user id, tenant); LangGraph's internals start with "__".
-function scalarEntries(configurable: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(configurable)) {
-    if (key.startsWith('__') || key.startsWith('checkpoint')) continue;
-    if (value === null || ['string', 'number', 'boolean'].includes(typeof value))
-      result[key] = value;
-  }
-  return result;
 }

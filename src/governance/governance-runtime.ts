@@ -36,23 +36,43 @@ export interface GovernanceRuntime {
 }
 
 /**
- * The request facts a tool sees as `context.metadata`: the scalar entries of a LangGraph
- * `configurable`, without LangGraph's own (`__…`, `checkpoint…`) and without objects (which
- * may hold clients or credentials).
+ * The request facts a tool sees as `context.metadata`: the plain JSON scalars (strings, finite
+ * numbers, booleans, `null`) among a LangGraph `configurable`'s own data properties, without
+ * LangGraph's own entries (`__…`, `checkpoint…`). Everything else is dropped, not refused — a
+ * `configurable` routinely carries clients and callbacks that are none of the tool's business:
+ * objects and arrays (may hold clients or credentials), functions (a tool could call back into
+ * the host), symbols, bigints, `undefined`, `NaN`/`Infinity`, and getters (never invoked: a
+ * getter runs host code and may answer differently each time it is read).
  */
 export function scopeMetadata(
   configurable: Record<string, unknown> | undefined,
 ): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(configurable ?? {})) {
-    if (
-      !key.startsWith('__') &&
-      !key.startsWith('checkpoint') &&
-      (typeof value !== 'object' || value === null)
-    )
-      metadata[key] = value;
+  if (typeof configurable !== 'object' || configurable === null) return metadata;
+  for (const key of Object.keys(configurable)) {
+    if (key.startsWith('__') || key.startsWith('checkpoint')) continue;
+    const descriptor = Object.getOwnPropertyDescriptor(configurable, key);
+    if (descriptor === undefined || !('value' in descriptor)) continue;
+    // Defined, not assigned: no key can ever reach a setter (`__…` keys are skipped above anyway).
+    if (isJsonScalar(descriptor.value)) {
+      Object.defineProperty(metadata, key, {
+        value: descriptor.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
   }
   return metadata;
+}
+
+function isJsonScalar(value: unknown): boolean {
+  return (
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
 }
 
 /** Where one batch of calls happens: the thread, the run and the turn. */

@@ -7,6 +7,7 @@ import { canSuspend } from './can-suspend.js';
 import { decideCalls, executePlan, failureOf } from './decide-calls.js';
 import type { CallScope, GovernanceRuntime } from './governance-runtime.js';
 import { type GovernanceOptions, resolveRuntime } from './resolve-runtime.js';
+import { requireGovernedTools } from './safety-class-config.js';
 
 /** Options of {@link runTool}: the call's identity, and the governance it runs under. */
 export interface RunToolOptions extends GovernanceOptions {
@@ -60,6 +61,7 @@ export async function runTool(
   options: RunToolOptions = {},
 ): Promise<ToolRunResult> {
   options.signal?.throwIfAborted();
+  requireGovernedTools([tool], options, 'runTool');
   const runtime = options.runtime ?? resolveRuntime(options, [tool]);
   const threadId = options.threadId ?? 'default';
   const args = toArguments(rawArguments);

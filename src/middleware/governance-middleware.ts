@@ -80,7 +80,10 @@ export type GovernanceMiddleware = ReturnType<typeof createMiddleware> & {
  * tool calls and model calls happen inside its governance; middleware listed after it wraps
  * the execution of the agent's plain tools, inside the ledger.
  *
- * @throws VeridexError `config_invalid` for ambiguous tool classifications.
+ * @throws VeridexError `config_invalid` for a missing or ambiguous tool classification: a plain
+ * tool with neither a `safetyClasses` entry nor an explicit `defaultSafetyClass`, or a
+ * `safetyClasses` key naming no tool (checked here for the middleware's tools, on the first
+ * model request for createAgent's).
  * @example
  * const agent = createAgent({ model, tools: [search], checkpointer,
  *   middleware: [governanceMiddleware({ db, tools: [transfer], policy, evidence: { signers: [signer] } })] });
@@ -111,10 +114,14 @@ export function governanceMiddleware(
       budget.maxWallClockMs !== undefined ||
       budget.signal !== undefined);
   const modelStep = budgeted || options.memory !== undefined;
-  const wrapsModel = options.context !== undefined || options.evidence !== undefined;
+  const compiles = options.context !== undefined || options.evidence !== undefined;
+  // `safetyClasses` naming createAgent's own tools is checked on the first model request, the
+  // first point where those tools are visible, before the model can propose a call.
+  const checksTools = tools.unchecked;
+  const wrapsModel = compiles || checksTools;
   const runStart: RunStartHook = modelStep
     ? 'beforeModel'
-    : wrapsModel
+    : compiles
       ? 'wrapModelCall'
       : 'toolCalls';
   const toolSide = {
@@ -153,8 +160,14 @@ export function governanceMiddleware(
       : {}),
     ...(wrapsModel
       ? {
-          wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) =>
-            handler(await compileModelRequest(request as ModelRequestLike, modelSide)),
+          wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) => {
+            if (checksTools) tools.checkAgentTools((request as ModelRequestLike).tools ?? []);
+            return handler(
+              compiles
+                ? await compileModelRequest(request as ModelRequestLike, modelSide)
+                : request,
+            );
+          },
         }
       : {}),
     ...(gate

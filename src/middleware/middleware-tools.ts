@@ -2,13 +2,14 @@ import type { DynamicStructuredTool, StructuredToolInterface } from '@langchain/
 import { hostLangChainTool } from '../adapters/hosted-langchain-tool.js';
 import { VeridexError } from '../errors/index.js';
 import {
-  classifyTools,
+  confusedWith,
   isLangChainTool,
   type LangChainToolLike,
-  type NodeTool,
   plainToolClass,
   type ToolClassification,
-} from '../nodes/node-tools.js';
+  unknownNames,
+} from '../governance/safety-class-config.js';
+import { classifyTools, type NodeTool } from '../nodes/node-tools.js';
 import { bindingTool } from '../tools/binding-tool.js';
 import type { AnyGovernedTool, ToolRegistry } from '../tools/index.js';
 
@@ -23,8 +24,10 @@ export interface ResolvedTool {
  * The tools the middleware governs. Those given to the middleware are known from the start:
  * the approval gate decides their calls before any tool runs, and the agent binds them (our
  * closed schemas). Tools given to `createAgent` itself are governed too, each classified at its
- * first call (`safetyClasses`, else the default `write`); calls needing approval then wait at
- * the tool itself.
+ * first call (`safetyClasses`, else an explicit `defaultSafetyClass`, else refused); calls
+ * needing approval then wait at the tool itself. `safetyClasses` keys naming none of the
+ * middleware's tools must name one of the agent's: checked against the tools of the first
+ * model request, before the model runs (README "Fail closed: no silent safety class").
  */
 export class MiddlewareTools {
   readonly registry: ToolRegistry;
@@ -35,11 +38,19 @@ export class MiddlewareTools {
   readonly #known: Map<string, ResolvedTool>;
   readonly #lazy = new WeakMap<object, AnyGovernedTool>();
   readonly #classification: ToolClassification;
+  /** `safetyClasses` keys naming none of the middleware's tools, until seen among the agent's. */
+  #pending: readonly string[];
 
   constructor(tools: readonly NodeTool[], classification: ToolClassification) {
-    const { registry, hosted } = classifyTools(tools, classification, false);
+    const { registry, hosted, pending } = classifyTools(
+      tools,
+      classification,
+      false,
+      'governanceMiddleware',
+    );
     this.registry = registry;
     this.hosted = hosted;
+    this.#pending = pending;
     this.#classification = classification;
     const originals = new Map(
       tools.filter(isLangChainTool).map((item) => [item.name, item] as const),
@@ -51,6 +62,27 @@ export class MiddlewareTools {
       }),
     );
     this.bindings = registry.list().map((tool) => bindingTool(tool, 'governanceMiddleware'));
+  }
+
+  /** True while some `safetyClasses` key has not been found among the agent's tools. */
+  get unchecked(): boolean {
+    return this.#pending.length > 0;
+  }
+
+  /**
+   * Checks the pending `safetyClasses` keys against the names of every tool the agent binds
+   * (a model request's `tools`): each must name a plain tool there.
+   * @throws VeridexError `config_invalid` listing the unknown keys, the known tools and look-alikes.
+   */
+  checkAgentTools(agentTools: readonly unknown[]): void {
+    if (this.#pending.length === 0) return;
+    const names = agentTools
+      .map((item) => (item as { name?: unknown } | null)?.name)
+      .filter((name): name is string => typeof name === 'string');
+    const plainNames = names.filter((name) => !this.#known.has(name) || this.hosted.has(name));
+    const unknown = this.#pending.filter((key) => !plainNames.includes(key));
+    if (unknown.length > 0) throw unknownNames(unknown, plainNames, 'governanceMiddleware');
+    this.#pending = [];
   }
 
   /** True for a tool given to the middleware (the approval gate decides its calls). */
@@ -74,8 +106,14 @@ export class MiddlewareTools {
     if (!isLangChainTool(hostTool)) return undefined;
     let tool = this.#lazy.get(hostTool);
     if (!tool) {
+      // Before the agent's tools were seen (a thread resumed in a new process starts at its
+      // tools), a key that reads as this tool's name but differs is refused, not skipped.
+      const confused = confusedWith(hostTool.name, this.#pending);
+      if (confused !== undefined) {
+        throw unknownNames([confused], [hostTool.name], 'governanceMiddleware');
+      }
       tool = hostLangChainTool(hostTool as StructuredToolInterface, {
-        safetyClass: plainToolClass(hostTool.name, this.#classification),
+        safetyClass: plainToolClass(hostTool.name, this.#classification, 'governanceMiddleware'),
       });
       const taken = this.hosted.get(tool.name);
       if (this.#known.has(tool.name) || (taken !== undefined && taken !== hostTool.name)) {

@@ -34,6 +34,7 @@ import { contextNode } from './context-node.js';
 import { evidenceNode, type SealedEvidence, sealThreadEvidence } from './evidence-node.js';
 import { GovernanceAnnotation, type GovernanceState } from './governance-annotation.js';
 import { GovernedToolNode } from './governed-tool-node.js';
+import { classifyTools, type NodeTool, type ToolClassification } from './node-tools.js';
 import { pendingApprovalInterrupts, resumeThread } from './resume-thread.js';
 import { budgetExhausted } from './route-after-tools.js';
 import { type RunBudget, runSignal, tokensUsedThisRun } from './run-budget.js';
@@ -44,13 +45,18 @@ export interface GovernedAgentPlugin {
   policyRules?: readonly PolicyRule[];
 }
 
-/** Options for {@link createGovernedAgent}. Everything but `name`, `instructions` and `tools` has a default. */
-export interface GovernedAgentOptions {
+/**
+ * Options for {@link createGovernedAgent}. Everything but `name`, `instructions` and `tools` has
+ * a default. Plain LangChain tools among `tools` are classified as for `governedToolNode`:
+ * by name in `safetyClasses`, else by an explicit `defaultSafetyClass`, else refused.
+ */
+export interface GovernedAgentOptions extends ToolClassification {
   name: string;
   /** Default: `ChatOpenAI` when `OPENAI_API_KEY` is set; otherwise pass one (e.g. `scriptedModel([...])`). */
   model?: BaseChatModel;
   instructions: string;
-  tools: readonly AnyGovernedTool[];
+  /** Governed tools, and plain LangChain tools classified by `safetyClasses`/`defaultSafetyClass`. */
+  tools: readonly NodeTool[];
   policies?: readonly PolicyRule[];
   plugins?: readonly GovernedAgentPlugin[];
   /** Default: PGlite in `./.veridex/db` (owned and closed by `close()`). */
@@ -141,7 +147,17 @@ export interface GovernedAgent {
  * const done = await agent.resume(first.threadId);            // 'suspended' (1 of 2) or 'completed'
  */
 export async function createGovernedAgent(options: GovernedAgentOptions): Promise<GovernedAgent> {
-  // Resolve the model first: a missing model is a configuration mistake, found before any I/O.
+  // Configuration mistakes are found before any I/O: the tools' classification (a typo in
+  // safetyClasses, a plain tool nobody classified), then a missing model.
+  const tools = [
+    ...options.tools,
+    ...(options.plugins ?? []).flatMap((plugin) => plugin.tools ?? []),
+  ];
+  const classification = {
+    ...(options.safetyClasses ? { safetyClasses: options.safetyClasses } : {}),
+    ...(options.defaultSafetyClass ? { defaultSafetyClass: options.defaultSafetyClass } : {}),
+  };
+  classifyTools(tools, classification, true, 'createGovernedAgent');
   const model = options.model ?? (await defaultModel());
   const ownsDatabase = !options.database;
   const database = options.database ?? (await createDatabase());
@@ -158,7 +174,6 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
   const signer = options.evidenceSigner ?? loadOrCreateSigner().signer;
   const agentId = options.agentId ?? options.name;
   const plugins = options.plugins ?? [];
-  const tools = [...options.tools, ...plugins.flatMap((plugin) => plugin.tools ?? [])];
   const budget = options.budget;
   const policy = new PolicyEngine({
     audit,
@@ -177,6 +192,7 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
   });
   const toolNode = new GovernedToolNode({
     tools,
+    ...classification,
     policy,
     approvals,
     audit,

@@ -33,7 +33,7 @@ export function toOpenAIAgentsTool<Context = unknown>(
   options: OpenAIAgentsToolOptions<Context> = {},
 ): FunctionTool<Context> {
   const { threadIdFor, ...governance } = options;
-  const runtime = convertedRuntime(governed, governance);
+  const runtime = convertedRuntime(governed, governance, 'toOpenAIAgentsTool');
   return tool({
     name: governed.name,
     description: governed.description,

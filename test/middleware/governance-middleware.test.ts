@@ -254,7 +254,7 @@ describe('governanceMiddleware for createAgent', () => {
     expect(kinds).toContain('proposal_mutation_detected');
   });
 
-  it("governs the agent's own LangChain tools: write by default, and a financial one waits at the tool", async () => {
+  it("governs the agent's own LangChain tools: write by the explicit default, and a financial one waits at the tool", async () => {
     const counter = { searches: 0, refunds: 0 };
     const search = langchainTool(
       async ({ q }: { q: string }) => {
@@ -280,7 +280,10 @@ describe('governanceMiddleware for createAgent', () => {
         },
         'Refunded.',
       ],
-      { agentTools: [search, refund], middleware: { safetyClasses: { refund: 'financial' } } },
+      {
+        agentTools: [search, refund],
+        middleware: { safetyClasses: { refund: 'financial' }, defaultSafetyClass: 'write' },
+      },
     );
     const config = newThread();
     const first = await run(agent, user('refund A-1'), config);
@@ -331,7 +334,8 @@ describe('governanceMiddleware for createAgent', () => {
       { toolCalls: [{ name: 'remember', args: { fact: 'likes tea' } }] },
       'Noted.',
     ];
-    const allowed = buildAgent(turns, { agentTools: [remember] });
+    const write = { defaultSafetyClass: 'write' } as const;
+    const allowed = buildAgent(turns, { agentTools: [remember], middleware: write });
     const result = await run(allowed.agent, user('remember'), newThread());
     expect(counter.runs).toBe(1);
     const [message] = toolMessages(result);
@@ -339,6 +343,7 @@ describe('governanceMiddleware for createAgent', () => {
     expect(message?.content).not.toContain('<|im_start|>');
     const denied = buildAgent(turns, {
       agentTools: [remember],
+      middleware: write,
       rules: [rules.denyTools(['remember'])],
     });
     const refused = await run(denied.agent, user('remember'), newThread());
@@ -465,6 +470,7 @@ describe('governanceMiddleware for createAgent', () => {
       );
       const { agent, audit } = buildAgent([{ toolCalls: [{ name: 'flaky', args: {} }] }, 'done'], {
         agentTools: [flaky],
+        middleware: { defaultSafetyClass: 'write' },
         after: [toolRetryMiddleware({ maxRetries: 2, initialDelayMs: 1, jitter: false })],
       });
       const config = newThread();

@@ -82,11 +82,14 @@ function proposedClasses(events: readonly TraceEvent[]) {
     .map((event) => [event.payload.toolName, event.payload.safetyClass]);
 }
 
+/** Plain tools have no class unless given one: these tests give the rest `write` explicitly. */
+const WRITE = { defaultSafetyClass: 'write' } as const;
+
 describe('governedToolNode as a ToolNode drop-in', () => {
   describe('plain LangChain tools', () => {
-    it('accepts plain tools beside governed ones, classifying unlisted ones as write, never read', async () => {
+    it('accepts plain tools beside governed ones, classifying unlisted ones by the explicit default', async () => {
       const { audit, events } = recordedAudit();
-      const node = governedToolNode({ tools: [searchTool(), balance], audit });
+      const node = governedToolNode({ tools: [searchTool(), balance], audit, ...WRITE });
       const result = (await node.invoke([
         ask({ name: 'search', args: { query: 'veridex' } }, { name: 'get_balance' }),
       ])) as ToolMessage[];
@@ -114,6 +117,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
             : undefined,
       });
       const node = governedToolNode([searchTool(counter), balance], {
+        ...WRITE,
         policy: new PolicyEngine({ rules: [readOnly] }),
       });
       const [search, read] = (await node.invoke([
@@ -142,12 +146,15 @@ describe('governedToolNode as a ToolNode drop-in', () => {
         }
         throw new Error('expected config_invalid');
       };
+      expect(refused(() => governedToolNode([searchTool()]))).toMatch(
+        /plain tool "search" has no safety class.*defaultSafetyClass/,
+      );
       expect(
         refused(() => governedToolNode([searchTool()], { defaultSafetyClass: 'read' as never })),
       ).toMatch(/cannot be "read"/);
       expect(
         refused(() => governedToolNode([searchTool()], { safetyClasses: { serach: 'read' } })),
-      ).toMatch(/"serach".*no plain tool/);
+      ).toMatch(/"serach".*no plain tool.*"serach" looks like "search"/);
       expect(
         refused(() => governedToolNode([balance], { safetyClasses: { get_balance: 'write' } })),
       ).toMatch(/declares its own safety class/);
@@ -161,7 +168,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
         description: 'Another search.',
         schema: z.object({}),
       });
-      expect(refused(() => governedToolNode([searchTool(), lookalike]))).toMatch(
+      expect(refused(() => governedToolNode([searchTool(), lookalike], WRITE))).toMatch(
         /two tools are named "search"/,
       );
       expect(refused(() => governedToolNode([{ name: 'nope' } as never]))).toMatch(
@@ -192,7 +199,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
     it('runs in an ephemeral scope per invocation: governed and audited, at most once only within it', async () => {
       const counter = { runs: 0 };
       const { audit, events } = recordedAudit();
-      const node = governedToolNode([searchTool(counter)], { audit });
+      const node = governedToolNode([searchTool(counter)], { audit, ...WRITE });
       const input = [ask({ name: 'search', args: { query: 'a' }, id: 'same-id' })];
       await node.invoke(input);
       await node.invoke(input);
@@ -202,7 +209,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
       expect(threads).toHaveLength(2);
       expect(threads.every((thread) => thread.startsWith('ephemeral-'))).toBe(true);
       // With a thread id the ledger keys the call: it runs once.
-      const threaded = governedToolNode([searchTool(counter)]);
+      const threaded = governedToolNode([searchTool(counter)], WRITE);
       const config = { configurable: { thread_id: `t-${Math.random()}` } };
       await threaded.invoke(input, config);
       await threaded.invoke(input, config);
@@ -210,7 +217,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
     });
 
     it('throws when the input has no AI message, as ToolNode does', async () => {
-      const node = governedToolNode([searchTool()]);
+      const node = governedToolNode([searchTool()], WRITE);
       await expect(node.invoke([new HumanMessage('hi')])).rejects.toThrow(
         /only accepts AIMessages/,
       );
@@ -263,7 +270,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
         },
       });
       const input = { messages: [ask({ name: 'probe' })], tenant: 'acme' };
-      await governedToolNode([probe]).invoke(input);
+      await governedToolNode([probe], WRITE).invoke(input);
       expect(state).toMatchObject({ tenant: 'acme' });
     });
 
@@ -280,7 +287,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
           }),
         { name: 'lookup', description: 'Look up an order.', schema: z.object({ id: z.string() }) },
       );
-      const [message] = (await governedToolNode([lookup]).invoke([
+      const [message] = (await governedToolNode([lookup], WRITE).invoke([
         ask({ name: 'lookup', args: { id: 'A-1' }, id: 'call_l' }),
       ])) as ToolMessage[];
       expect(message).toMatchObject({
@@ -349,7 +356,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
 
     it("applies the Command's update and goto, with its tool message sanitised", async () => {
       const counter = { runs: 0 };
-      const graph = handoffGraph(governedToolNode([handoffTool(counter)]));
+      const graph = handoffGraph(governedToolNode([handoffTool(counter)], WRITE));
       const result = await graph.invoke(
         { messages: [ask({ name: 'transfer_to_billing', id: 'call_h' })] },
         { configurable: { thread_id: `t-cmd-${Math.random()}` } },
@@ -365,6 +372,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
     it('still governs the call: a denied handoff neither runs nor moves the graph', async () => {
       const counter = { runs: 0 };
       const node = governedToolNode([handoffTool(counter)], {
+        ...WRITE,
         policy: new PolicyEngine({ rules: [rules.denyTools(['transfer_to_billing'])] }),
       });
       const result = await handoffGraph(node).invoke(
@@ -385,6 +393,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
       });
       const graph = handoffGraph(
         governedToolNode([handoffTool(counter), confirm], {
+          ...WRITE,
           safetyClasses: { confirm: 'read' },
         }),
       );
@@ -410,7 +419,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
             }),
           { name: `to_${target}`, description: `Hand off to ${target}.`, schema: z.object({}) },
         );
-      const node = governedToolNode([handoff('alpha'), handoff('beta')]);
+      const node = governedToolNode([handoff('alpha'), handoff('beta')], WRITE);
       const output = (await node.invoke(
         { messages: [ask({ name: 'to_alpha' }, { name: 'to_beta' })] },
         { configurable: { thread_id: `t-parent-${Math.random()}` } },
@@ -434,7 +443,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
 
     it('answers tool errors by default, re-throws them with false, and uses a string or function', async () => {
       const input = [ask({ name: 'flaky', id: 'call_f' })];
-      const [byDefault] = (await governedToolNode([failing]).invoke(input)) as ToolMessage[];
+      const [byDefault] = (await governedToolNode([failing], WRITE).invoke(input)) as ToolMessage[];
       expect(byDefault).toMatchObject({ status: 'error', name: 'flaky' });
       expect(byDefault?.content).toBe(
         'Error: Tool "flaky" failed: upstream 503\n Please fix your mistakes.',
@@ -442,10 +451,14 @@ describe('governedToolNode as a ToolNode drop-in', () => {
       expect(byDefault?.additional_kwargs.veridex_code).toBe('tool_failed');
 
       await expect(
-        governedToolNode([failing], { handleToolErrors: false }).invoke(input),
+        governedToolNode([failing], {
+          ...WRITE,
+          handleToolErrors: false,
+        }).invoke(input),
       ).rejects.toThrow('upstream 503');
 
       const [fixed] = (await governedToolNode([failing], {
+        ...WRITE,
         handleToolErrors: 'The search is down; answer without it.',
       }).invoke(input)) as ToolMessage[];
       expect(fixed).toMatchObject({
@@ -455,6 +468,7 @@ describe('governedToolNode as a ToolNode drop-in', () => {
 
       const seen: unknown[] = [];
       const [custom] = (await governedToolNode([failing], {
+        ...WRITE,
         handleToolErrors: (error, call) => {
           seen.push((error as Error).message, call.id);
           return new ToolMessage({ tool_call_id: call.id ?? '', content: 'retry later' });
@@ -463,12 +477,16 @@ describe('governedToolNode as a ToolNode drop-in', () => {
       expect(custom).toMatchObject({ status: 'error', content: 'retry later' });
       expect(seen).toEqual(['upstream 503', 'call_f']);
       await expect(
-        governedToolNode([failing], { handleToolErrors: () => undefined }).invoke(input),
+        governedToolNode([failing], {
+          ...WRITE,
+          handleToolErrors: () => undefined,
+        }).invoke(input),
       ).rejects.toThrow('upstream 503');
     });
 
     it('never turns a governance refusal into a crash, whatever handleToolErrors says', async () => {
       const node = governedToolNode([failing], {
+        ...WRITE,
         handleToolErrors: false,
         policy: new PolicyEngine({ rules: [rules.denyTools(['flaky'])] }),
       });
@@ -477,7 +495,11 @@ describe('governedToolNode as a ToolNode drop-in', () => {
     });
 
     it('takes ToolNode positional arguments, name and tags', () => {
-      const node = new GovernedToolNode([searchTool()], { name: 'governed', tags: ['audited'] });
+      const node = new GovernedToolNode([searchTool()], {
+        name: 'governed',
+        tags: ['audited'],
+        ...WRITE,
+      });
       expect(node.name).toBe('governed');
       expect(node.config?.tags).toEqual(['audited']);
       expect(node.tools.map((bound) => bound.name)).toEqual(['search']);
