@@ -291,11 +291,19 @@ export class ApprovalManager {
         ...(options.editors ?? []),
       ]),
       identityMode: this.identityMode,
+      maxClockSkewMs: this.#options.maxClockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
     };
-    const proof =
+    let proof =
       request.status === 'edited'
         ? await proveEdit(request, expected, this.directory)
         : await proveQuorum(request, expected, this.directory);
+    if (proof.proven && (await this.#rejectionLogged(request))) {
+      proof = {
+        proven: false,
+        reason:
+          'the audit log records a rejection of this request, which its row no longer shows (a rejection is final)',
+      };
+    }
     if (!proof.proven) {
       await this.#options.audit?.append({
         threadId: request.threadId,
@@ -317,6 +325,22 @@ export class ApprovalManager {
       });
     }
     return proof;
+  }
+
+  /**
+   * Whether the hash-chained audit log holds a rejection of `request`: the row's decisions are
+   * a claim an insider can clear, the log is what they would have to rewrite (and re-chain,
+   * which earlier bundles and published heads expose) to reopen a rejected call.
+   */
+  async #rejectionLogged(request: ApprovalRequest): Promise<boolean> {
+    const audit = this.#options.audit;
+    if (!audit) return false;
+    return (await audit.events(request.threadId)).some(
+      (event) =>
+        event.type === 'approval_decided' &&
+        event.payload.approvalId === request.id &&
+        event.payload.decision === 'reject',
+    );
   }
 
   /** Every request of a thread, oldest first (for evidence and UIs). */

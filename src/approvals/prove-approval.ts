@@ -1,4 +1,4 @@
-import { argumentsHash } from '../audit/index.js';
+import { argumentsHash, ed25519KeyId } from '../audit/index.js';
 import {
   type ApproverDirectory,
   sameIdentity,
@@ -23,6 +23,8 @@ export interface ApprovalExpectation {
   tiers: readonly ApprovalTier[];
   proposers: readonly string[];
   identityMode: IdentityMode;
+  /** How far a signed time may be off (the manager's `maxClockSkewMs`). */
+  maxClockSkewMs: number;
 }
 
 /** The outcome of re-proving a request from its recorded decisions. */
@@ -122,6 +124,17 @@ async function recordProblem(
       : `it may not decide at tier "${tier.name}"`;
   }
   const { statement, keyId, signature, webauthn } = record.signed;
+  // A decision counts at a tier only once that tier was open: the signed time, not the row's
+  // tier label, says when it was made (an escalation chain's later tier never decides early),
+  // and nothing signed before the request existed counts (a backdated statement by a key
+  // revoked since).
+  const signedAt = Date.parse(statement.decidedAt);
+  const opensAt =
+    Date.parse(request.createdAt) +
+    expected.tiers.slice(0, record.tier).reduce((sum, earlier) => sum + earlier.timeoutMs, 0);
+  if (!(signedAt >= opensAt - expected.maxClockSkewMs)) {
+    return `it was signed at ${statement.decidedAt}, before tier "${tier.name}" of the request was open`;
+  }
   if (statement.approvalId !== request.id) return 'it was signed for another approval';
   if (statement.proposalHash !== expected.proposalHash) return 'it was signed for another proposal';
   if (statement.decision !== record.decision) return 'it was signed for another decision';
@@ -135,7 +148,13 @@ async function recordProblem(
   if (!found || !sameIdentity(found.approver.id, statement.approver)) {
     return `key ${keyId.slice(0, 80)} is not a key of "${statement.approver.slice(0, 80)}" in the directory`;
   }
-  const signedAt = Date.parse(statement.decidedAt);
+  // The row's public key is a claim too: an Ed25519 key's id is derived from it.
+  if (
+    found.key.type === 'ed25519' &&
+    ed25519KeyId(Buffer.from(found.key.publicKey, 'base64')) !== found.key.keyId
+  ) {
+    return `the directory's public key for ${keyId} is not the key that id names`;
+  }
   const revokedAt = found.key.revokedAt ?? found.approver.revokedAt;
   if (revokedAt !== undefined && Date.parse(revokedAt) <= signedAt) {
     return `key ${keyId} was revoked at ${revokedAt}, before the statement was signed`;

@@ -76,13 +76,19 @@ export function checkExecutedCalls(
     const callId = payload.toolCallId;
     const decision = latestDecision.get(callId);
     const callRequests = requests.get(callId) ?? [];
-    if (decision?.verdict === 'deny') {
+    if (decision === undefined) {
+      // Every path to a tool plans it through the policy engine first: an executed call the
+      // bundle holds no decision for was cleared by nothing the bundle proves.
+      problems.push(`call ${callId} was executed, but the bundle holds no policy decision for it`);
+      continue;
+    }
+    if (decision.verdict === 'deny') {
       problems.push(`call ${callId} was executed although its policy decision denied it`);
       continue;
     }
     for (const facts of callRequests) {
       const executedThisVersion =
-        decision?.verdict === 'escalate' && facts.proposalHash === decision.proposalHash;
+        decision.verdict === 'escalate' && facts.proposalHash === decision.proposalHash;
       const decisions = decisionsOf.get(facts.approvalId) ?? [];
       if (executedThisVersion) {
         const problem = quorumProblem(
@@ -92,6 +98,15 @@ export function checkExecutedCalls(
           options,
         );
         if (problem) problems.push(`call ${callId} was executed, but ${problem}`);
+        // A signed rejection is final: no later approvals make the call allowed.
+        const rejection = decisions.find(
+          (check) => check.decision === 'reject' && counts(check, facts, options),
+        );
+        if (rejection) {
+          problems.push(
+            `call ${callId} was executed, but "${rejection.approver}" rejected approval ${facts.approvalId} with a verifying decision`,
+          );
+        }
       } else if (
         !decisions.some((check) => check.decision === 'edit' && counts(check, facts, options))
       ) {
@@ -101,7 +116,7 @@ export function checkExecutedCalls(
       }
     }
     if (
-      decision?.verdict === 'escalate' &&
+      decision.verdict === 'escalate' &&
       !callRequests.some((f) => f.proposalHash === decision.proposalHash)
     ) {
       problems.push(

@@ -4,6 +4,7 @@ import {
   reasonHash,
   type SignedDecision,
 } from '../audit/decision-statement.js';
+import { ed25519KeyId } from '../audit/ed25519-signer.js';
 import { verifyEd25519 } from '../audit/ed25519-verify.js';
 import { checkWebAuthnAssertion, decisionChallenge } from '../audit/webauthn-assertion.js';
 import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
@@ -47,6 +48,14 @@ export async function authenticateDecision(
     );
   }
   const { approver, key } = found;
+  // A directory row is a claim: an Ed25519 key id is derived from its public key, so a row whose
+  // key was swapped under a kept id names no key at all.
+  if (key.type === 'ed25519' && ed25519KeyId(Buffer.from(key.publicKey, 'base64')) !== key.keyId) {
+    throw refusal(
+      'decision_key_unknown',
+      `The directory's public key for ${key.keyId} is not the key that id names; the decision was not counted.`,
+    );
+  }
   if (!sameIdentity(statement.approver, approver.id)) {
     throw refusal(
       'decision_key_unknown',

@@ -1,0 +1,117 @@
+import { HumanMessage } from '@langchain/core/messages';
+import { Command } from '@langchain/langgraph';
+import * as ed from '@noble/ed25519';
+import { describe, expect, it } from 'vitest';
+import { decisionSigningMessage } from '../../src/audit/decision-statement.js';
+import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
+import {
+  type AuditLog,
+  Ed25519Signer,
+  GENESIS_HASH,
+  generateKeyPair,
+  hashTraceEvent,
+  sealEvidence,
+  type TraceEvent,
+  type TrustedApprover,
+  verifyEvidence,
+} from '../../src/audit/index.js';
+import type { ApprovalsInterrupt } from '../../src/nodes/index.js';
+import { buildGovernedGraph } from '../nodes/governed-graph.js';
+import { signAs, testKey } from '../support/approvers.js';
+
+/**
+ * Adversary (c): an insider who holds the audit table AND the agent's evidence signing key, and
+ * re-chains / re-seals. They do not hold alice's or bob's private keys. The auditor runs
+ * `verifyEvidence` (= `veridex verify`). Each test asserts the SECURE outcome (invalid).
+ */
+const agent = new Ed25519Signer(generateKeyPair().privateKey);
+const pay = {
+  name: 'transfer',
+  args: { to: 'acme', amount: '50000.00', currency: 'USD' },
+  id: 'call_pay',
+};
+const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
+
+function trusted(names: string[]): TrustedApprover[] {
+  return names.map((name) => {
+    const pub = ed.getPublicKey(testKey(name));
+    return {
+      id: name,
+      keys: [
+        {
+          keyId: ed25519KeyId(pub),
+          publicKey: Buffer.from(pub).toString('base64'),
+          type: 'ed25519',
+        },
+      ],
+    };
+  });
+}
+
+async function paidThread(threadId: string) {
+  const { graph, ledger, audit } = buildGovernedGraph([{ toolCalls: [pay] }, 'paid']);
+  const first = await graph.invoke({ messages: [new HumanMessage('pay')] }, config(threadId));
+  const pending = (first as unknown as { __interrupt__: Array<{ value: ApprovalsInterrupt }> })
+    .__interrupt__[0]!.value.approvals[0]!;
+  await graph.invoke(new Command({ resume: signAs(pending, 'alice') }), config(threadId));
+  await graph.invoke(new Command({ resume: signAs(pending, 'bob') }), config(threadId));
+  expect(ledger.transfers).toHaveLength(1);
+  return { events: await (audit as AuditLog).events(threadId), threadId };
+}
+
+function rewrite(events: readonly TraceEvent[], edit: (events: TraceEvent[]) => TraceEvent[]) {
+  let previous = GENESIS_HASH;
+  return edit(structuredClone([...events])).map((event) => {
+    const { hash: _hash, ...rest } = { ...event, previousEventHash: previous };
+    const rehashed = { ...rest, hash: hashTraceEvent(rest) };
+    previous = rehashed.hash;
+    return rehashed;
+  });
+}
+
+function verify(
+  threadId: string,
+  events: readonly TraceEvent[],
+  approvers?: readonly TrustedApprover[],
+) {
+  const bundle = JSON.parse(JSON.stringify(sealEvidence({ threadId, events }, [agent])));
+  return verifyEvidence(bundle, { keys: [agent.verifier()], ...(approvers ? { approvers } : {}) });
+}
+
+describe('a re-sealed bundle cannot prove an executed call without its approvers signatures', () => {
+  it('control: the honest bundle verifies, with and without the trusted approvers', async () => {
+    const { events, threadId } = await paidThread('t-honest');
+    expect(verify(threadId, events).valid).toBe(true);
+    expect(verify(threadId, events, trusted(['alice', 'bob', 'payout-bot'])).valid).toBe(true);
+  });
+
+  it('drops the policy decision and every approval event of the transfer, keeping tool_executed: an executed call with no policy decision at all is invalid', async () => {
+    const { events, threadId } = await paidThread('t-nopolicy');
+    const forged = rewrite(events, (list) =>
+      list.filter(
+        (event) =>
+          !event.type.startsWith('approval_') &&
+          !(event.type === 'policy_decision' && event.payload.toolCallId === 'call_pay'),
+      ),
+    );
+    expect(forged.some((event) => event.type === 'tool_executed')).toBe(true);
+    const result = verify(threadId, forged, trusted(['alice', 'bob']));
+    expect(result.valid).toBe(false);
+  });
+
+  it("renames the transfer's policy decision to another tool call id: tool_executed for call_pay matched to no policy decision is invalid", async () => {
+    const { events, threadId } = await paidThread('t-renamed');
+    const forged = rewrite(events, (list) =>
+      list
+        .filter((event) => !event.type.startsWith('approval_'))
+        .map((event) => {
+          if (event.type === 'policy_decision' && event.payload.toolCallId === 'call_pay') {
+            event.payload.toolCallId = 'call_unrelated';
+          }
+          return event;
+        }),
+    );
+    const result = verify(threadId, forged, trusted(['alice', 'bob']));
+    expect(result.valid).toBe(false);
+  });
+});
