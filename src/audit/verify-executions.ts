@@ -77,9 +77,14 @@ export function checkExecutedCalls(
     const decision = latestDecision.get(callId);
     const callRequests = requests.get(callId) ?? [];
     if (decision === undefined) {
-      // Every path to a tool plans it through the policy engine first: an executed call the
-      // bundle holds no decision for was cleared by nothing the bundle proves.
-      problems.push(`call ${callId} was executed, but the bundle holds no policy decision for it`);
+      // Every path to a tool with effects plans it through the policy engine first: such a call
+      // the bundle holds no decision for was cleared by nothing the bundle proves. Reads are
+      // also run inside other tools (the treasury kit's balance check and screening), unplanned.
+      if (payload.safetyClass !== 'read') {
+        problems.push(
+          `call ${callId} was executed, but the bundle holds no policy decision for it`,
+        );
+      }
       continue;
     }
     if (decision.verdict === 'deny') {
