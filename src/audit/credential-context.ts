@@ -326,10 +326,15 @@ export function findAssignedSecrets(
     }
     let following = nextOther;
     while (following < others.length && others[following]!.start < cursor) following++;
-    const valueEnd = Math.min(
+    let valueEnd = Math.min(
       runUntil(text, cursor, SPACE | QUOTE | COMMA | SEMICOLON),
       others[following]?.start ?? text.length,
     );
+    // Closing parentheses the value never opened end it (`f(password=s3cret-value)`): they
+    // are the call's, not the secret's. Reads only the run just read.
+    if (!text.slice(cursor, valueEnd).includes('(')) {
+      while (valueEnd > cursor && text.charCodeAt(valueEnd - 1) === 41) valueEnd--;
+    }
     if (
       valueEnd - cursor >= 8 &&
       !isMask(text, cursor, valueEnd) &&
@@ -349,14 +354,13 @@ export function findAssignedSecrets(
 }
 
 // Code that names where a secret comes from rather than the secret: `getToken()`,
-// `password)`, `process.env.X`, `config.stripeSecret`, `${VAR}`, `$VAR`, `%VAR%`, and a
+// `process.env.X`, `config.stripeSecret`, `${VAR}`, `$VAR`, `%VAR%`, and a
 // parameter passed on as itself (`password=password`).
 const REFERENCE_ROOTS =
   /^(?:process\.env|os\.environ|env|config|settings|self|this|ctx|context|secrets|vault|request|req|options|opts|props|params|args|window|import\.meta)\./;
 function isReference(value: string, name: string): boolean {
   return (
     value.includes('(') ||
-    value.endsWith(')') ||
     value.startsWith('$') ||
     value.startsWith('%') ||
     REFERENCE_ROOTS.test(value) ||
