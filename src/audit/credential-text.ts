@@ -122,13 +122,19 @@ export function bitsOf(text: string, from: number, to: number): number {
   return bits;
 }
 
+/**
+ * The code unit with an upper-case ASCII letter read as lower case, anything else unchanged.
+ * The one case fold of the redactor and the sanitiser: only letters are folded (OR-ing 0x20
+ * into every code unit turns `_` into DEL and CR into `-`, so a literal holding `_` never
+ * matched).
+ */
+export const lowerAscii = (code: number): number => (code >= 65 && code <= 90 ? code + 32 : code);
+
 /** True when `text` has `lower` (an ASCII lower-case literal) at `index`, in any case. */
 export function startsWithFolded(text: string, lower: string, index: number): boolean {
   if (index + lower.length > text.length) return false;
   for (let offset = 0; offset < lower.length; offset++) {
-    let code = text.charCodeAt(index + offset);
-    if (code >= 65 && code <= 90) code |= 32;
-    if (code !== lower.charCodeAt(offset)) return false;
+    if (lowerAscii(text.charCodeAt(index + offset)) !== lower.charCodeAt(offset)) return false;
   }
   return true;
 }

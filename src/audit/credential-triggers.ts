@@ -13,6 +13,7 @@ import {
   EQUALS,
   has,
   isMarkerAt,
+  lowerAscii,
   PERCENT,
   PLUS,
   QUOTE,
@@ -230,7 +231,7 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
     }
     // Each other rule's literal has a known second character (case-folded where the rule
     // folds): testing it here spares a call at most letters of ordinary prose.
-    const next = second | 32;
+    const next = lowerAscii(second);
     switch (code) {
       case 45: // -
         if (next === 45) pem(scan, at);

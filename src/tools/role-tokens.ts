@@ -25,6 +25,7 @@
  * characters, stopping at the next `<`; blanks ≤ 8) or a run no other attempt reads again.
  */
 
+import { lowerAscii } from '../audit/credential-text.js';
 import { TextEdits } from '../audit/text-edits.js';
 import { foldLetter } from './look-alike-letters.js';
 import { markerNames, type RolePatternName } from './model-markers.js';
@@ -81,14 +82,10 @@ const isHeaderChar = (code: number, kind: number): boolean =>
   code < 128 && (HEADER_CHARS[code]! & kind) !== 0;
 
 /**
- * The code unit as the matchers compare it: an upper-case ASCII letter as lower case, and
- * nothing else changed. Only letters are folded: OR-ing 0x20 into every code unit (as this
- * once did) turned `_` (0x5F) into 0x7F, so no name holding `_` ever matched (`<start_of_turn>`,
- * `[SYSTEM_PROMPT]`), and made digits and `:` equal to control characters.
+ * The code unit as the matchers compare it: a full-width ASCII form (U+FF01–U+FF5E) read as
+ * ASCII, then only letters case-folded ({@link lowerAscii}; OR-ing 0x20 into every code unit,
+ * as this once did, made `<start_of_turn>` and `[SYSTEM_PROMPT]` unmatchable).
  */
-const lowerAscii = (code: number): number => (code >= 65 && code <= 90 ? code + 32 : code);
-
-/** As {@link lowerAscii}, after reading a full-width ASCII form (U+FF01–U+FF5E) as ASCII. */
 const foldCode = (code: number): number =>
   lowerAscii(code >= 0xff01 && code <= 0xff5e ? code - 0xfee0 : code);
 
