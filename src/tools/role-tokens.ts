@@ -12,7 +12,8 @@
  * - `tool_tag`: `</tool_result>`, `<function_calls>`, `<start_of_turn>`, …: the `<` (and the
  *   tag's `>`) escaped.
  * - `turn_header`: a line that opens a fake turn (`System:`, `### Assistant:`, `"System":`,
- *   also with look-alike letters such as `Syѕtem:` and after a JSON-escaped newline):
+ *   also with look-alike letters such as `Syѕtem:`, spaced out as `A s s i s t a n t:`
+ *   (role-word.ts) and after a JSON-escaped newline):
  *   `(quoted) ` is written before it.
  *
  * Why one pass is enough (the result is a fixed point): a rewrite only ever replaces an
@@ -27,8 +28,8 @@
 
 import { lowerAscii } from '../audit/credential-text.js';
 import { TextEdits } from '../audit/text-edits.js';
-import { foldLetter } from './look-alike-letters.js';
 import { markerNames, type RolePatternName } from './model-markers.js';
+import { readRoleWord } from './role-word.js';
 
 export type { RolePatternName } from './model-markers.js';
 
@@ -67,10 +68,6 @@ const ROLE_INITIALS = new Set(
   [...ROLES].flatMap((role) => [role.charCodeAt(0), role.toUpperCase().charCodeAt(0)]),
 );
 const isRoleInitial = (code: number): boolean => ROLE_INITIALS.has(code);
-// ASCII characters as one-character strings, by code (read with a letter's lower-case code).
-const LOWER: readonly string[] = Array.from({ length: 128 }, (_, code) =>
-  String.fromCharCode(code),
-);
 // Characters that may stand before a fake role word (list marks, emphasis, quotes) and after
 // it, as a table by code unit (all ASCII): a header check runs at every line start.
 const HEADER_LEAD = 1;
@@ -373,23 +370,9 @@ class RoleScan {
     }
     // Most lines start with a letter that begins no role word: one comparison, no string.
     if (code < 128 && !isRoleInitial(code)) return;
-    let role = '';
-    while (index < text.length && role.length <= 9) {
-      const unit = text.charCodeAt(index);
-      let letter: string;
-      let width = 1;
-      if (unit < 128) {
-        letter = (unit >= 97 && unit <= 122) || (unit >= 65 && unit <= 90) ? LOWER[unit | 32]! : '';
-      } else {
-        const codePoint = text.codePointAt(index)!;
-        letter = foldLetter(String.fromCodePoint(codePoint));
-        width = codePoint > 0xffff ? 2 : 1;
-      }
-      if (letter === '') break;
-      role += letter;
-      index += width;
-    }
-    if (!(quoted ? QUOTED_ROLES : ROLES).has(role)) return;
+    const word = readRoleWord(text, index);
+    index = word.end;
+    if (!(quoted ? QUOTED_ROLES : ROLES).has(word.role)) return;
     while (isHeaderChar(text.charCodeAt(index), HEADER_TRAIL)) index++;
     code = text.charCodeAt(index);
     while (code === 32 || code === 9) code = text.charCodeAt(++index);

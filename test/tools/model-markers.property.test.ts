@@ -30,6 +30,8 @@ interface Variant {
   openBlank: string;
   closeBlank: string;
   escaped: boolean;
+  /** Turn headers only: one blank written between every two letters of the role word. */
+  letterGap: string;
 }
 
 function spell(marker: ModelMarker, variant: Variant): string {
@@ -40,6 +42,7 @@ function spell(marker: ModelMarker, variant: Variant): string {
     if (index === open) text += variant.openBlank;
     if (index === close) text += variant.closeBlank;
     let char = marker.example[index]!;
+    const nextIsLetter = /[a-z]/i.test(marker.example[index + 1] ?? '');
     if (/[a-z]/i.test(char)) char = variant.upper[index] ? char.toUpperCase() : char.toLowerCase();
     // Turn headers are read with NFKC letters; their punctuation stays ASCII.
     const widen = variant.wide[index] && (!header || /[a-z:]/i.test(char));
@@ -47,6 +50,8 @@ function spell(marker: ModelMarker, variant: Variant): string {
     else if (variant.escaped && !header && char === '<') char = '\\u003c';
     else if (variant.escaped && !header && char === '>') char = '\\u003E';
     text += char;
+    // `A s s i s t a n t:`: a single blank between the letters of the role word.
+    if (header && /[a-z]/i.test(marker.example[index]!) && nextIsLetter) text += variant.letterGap;
   }
   return text;
 }
@@ -68,6 +73,7 @@ const variantOf = (marker: ModelMarker): fc.Arbitrary<Variant> => {
     openBlank: fc.constantFrom('', ' ', '  ', '\t'),
     closeBlank: fc.constantFrom('', ' ', '\t', '  '),
     escaped: fc.boolean(),
+    letterGap: fc.constantFrom('', ' ', '\t', '\u3000'),
   });
 };
 
@@ -96,19 +102,36 @@ describe('MODEL_MARKERS: every marker family is neutralised in every spelling', 
         {
           numRuns: 150,
           // The plain example, all upper and all lower case, and wholly full-width.
-          examples: [false, true].flatMap((wide) =>
-            [false, true].map((upper) => [
-              {
-                upper: [...marker.example].map(() => upper),
-                wide: [...marker.example].map(() => wide),
-                openBlank: '',
-                closeBlank: '',
-                escaped: false,
-              },
-              '',
-              '',
-            ]),
-          ) as [Variant, string, string][],
+          examples: [false, true]
+            .flatMap((wide) =>
+              [false, true].map((upper) => [
+                {
+                  upper: [...marker.example].map(() => upper),
+                  wide: [...marker.example].map(() => wide),
+                  openBlank: '',
+                  closeBlank: '',
+                  escaped: false,
+                  letterGap: '',
+                },
+                '',
+                '',
+              ]),
+            )
+            .concat(
+              // Spaced out: `A s s i s t a n t:`, `S\ty\ts…`.
+              [' ', '\t'].map((letterGap) => [
+                {
+                  upper: [...marker.example].map(() => true),
+                  wide: [...marker.example].map(() => false),
+                  openBlank: '',
+                  closeBlank: '',
+                  escaped: false,
+                  letterGap,
+                },
+                '',
+                '',
+              ]),
+            ) as [Variant, string, string][],
         },
       );
     });
@@ -119,5 +142,37 @@ describe('MODEL_MARKERS: every marker family is neutralised in every spelling', 
       const text = marker.form.endsWith('header') ? `${marker.example} x` : marker.example;
       expect(sanitizeOutput(text).content, marker.example).not.toBe(text);
     }
+  });
+
+  it('leaves prose with spaced letters alone: no colon, no role word, or not at a line start', () => {
+    const prose = [
+      'a s s',
+      'U. S. A.: a country',
+      'U. S. E. R.: initials',
+      'a s s: spaced, but no role word',
+      'A user: may ask',
+      'I s: no',
+      'the A s s i s t a n t: mid-line',
+      'S y s t e m without a colon',
+      'As sistant: split once',
+      'S y stem: spaced only in part',
+      'A  s s i s t a n t: two blanks are not one',
+    ];
+    for (const line of prose) {
+      for (const text of [line, `intro\n${line}`]) {
+        expect(sanitizeOutput(text), text).toEqual({ content: text, findings: [] });
+      }
+    }
+    // Any line of letters, single blanks and dots with no colon is left as it is.
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...'aAsStTiInNuUeErRyYmM .\t\n'), { maxLength: 80 }),
+        (chars) => {
+          const text = chars.join('');
+          expect(sanitizeOutput(text).content).toBe(text);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
