@@ -9,7 +9,7 @@
  *
  * Examples are shaped like real credentials and valid for none.
  */
-import { ALNUM, DASH, TOKEN, WORD } from './credential-text.js';
+import { ALNUM, DASH, DIGIT, LOWER_HEX_LETTER, TOKEN, WORD } from './credential-text.js';
 
 /** A credential as written in the wild, and the part of it that must disappear. */
 export interface CredentialExample {
@@ -19,8 +19,9 @@ export interface CredentialExample {
 
 /**
  * Found by its literal alone: one of `prefixes` (exact case) followed by a run of `alphabet`
- * characters, `minimum` characters in all, with no `alphabet` character just before it; when
- * `bodyAlphabet` is given every character after the prefix must be in it.
+ * characters, `minimum` characters in all (and at most `maximum`, when given: a longer run is
+ * some other identifier), with no `alphabet` character just before it; when `bodyAlphabet` is
+ * given every character after the prefix must be in it.
  */
 export interface PrefixFormat {
   readonly kind: string;
@@ -29,6 +30,7 @@ export interface PrefixFormat {
   readonly alphabet: number;
   readonly bodyAlphabet?: number;
   readonly minimum: number;
+  readonly maximum?: number;
   readonly examples: readonly CredentialExample[];
 }
 
@@ -182,6 +184,27 @@ export const CREDENTIAL_FORMATS = [
     minimum: 33,
     examples: [
       example('HF: hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567', 'hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567'),
+    ],
+  },
+  {
+    // Twilio API key SIDs: SK + exactly 32 lower-case hex. (Account SIDs, AC + 32 hex, are
+    // identifiers and stay; the auth token beside one is the twilio_auth_token row.)
+    kind: 'twilio_api_key',
+    rule: 'prefix',
+    prefixes: ['SK'],
+    alphabet: WORD,
+    bodyAlphabet: DIGIT | LOWER_HEX_LETTER,
+    minimum: 34,
+    maximum: 34,
+    examples: [
+      example(
+        'TWILIO_API_KEY=SK0123456789abcdef0123456789abcdef',
+        'SK0123456789abcdef0123456789abcdef',
+      ),
+      example(
+        'sid AC0123456789abcdef0123456789abcdef key SKfedcba9876543210fedcba9876543210',
+        'SKfedcba9876543210fedcba9876543210',
+      ),
     ],
   },
   {

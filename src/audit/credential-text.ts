@@ -26,6 +26,8 @@ export const TILDE = 65536;
 export const PERCENT = 131072;
 export const BACKSLASH = 262144;
 export const PAREN = 524288;
+/** `[a-f]`: lower-case hex letters (Twilio API keys). */
+export const LOWER_HEX_LETTER = 1048576;
 
 export const LETTER = UPPER | LOWER;
 export const ALNUM = DIGIT | LETTER;
@@ -44,6 +46,7 @@ for (let code = 0; code < 128; code++) {
   if (code >= 65 && code <= 90) bits |= UPPER;
   if (code >= 97 && code <= 122) bits |= LOWER;
   if (/[a-fA-F]/.test(char)) bits |= HEX_LETTER;
+  if (code >= 97 && code <= 102) bits |= LOWER_HEX_LETTER;
   if (code === 32 || (code >= 9 && code <= 13)) bits |= SPACE;
   const single: Record<string, number> = {
     _: UNDERSCORE,

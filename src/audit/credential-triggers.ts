@@ -31,8 +31,9 @@ import {
 } from './credential-text.js';
 
 /**
- * `prefix` (exact case) + a run of `chars`, `minimum` characters in all, starting where no
- * character of `chars` precedes: every maximal run is read by one attempt at most.
+ * `prefix` (exact case) + a run of `chars`, `minimum` (to `maximum`) characters in all,
+ * starting where no character of `chars` precedes: every maximal run is read by one attempt
+ * at most.
  */
 function token(
   scan: Scan,
@@ -42,11 +43,12 @@ function token(
   chars: number,
   minimum: number,
   bodyChars = chars,
+  maximum = Number.POSITIVE_INFINITY,
 ): void {
   const { text } = scan;
   if (!text.startsWith(prefix, at) || !boundary(scan, at, chars)) return;
   const end = runEnd(text, at + prefix.length, chars);
-  if (end - at < minimum) return;
+  if (end - at < minimum || end - at > maximum) return;
   if (bodyChars !== chars && runEnd(text, at + prefix.length, bodyChars) < end) return;
   push(scan, at, end, kind);
 }
@@ -90,8 +92,8 @@ for (const row of PREFIX_FORMATS) {
 function prefixToken(scan: Scan, at: number, pair: number): void {
   for (const { prefix, format } of PREFIXES_BY_PAIR.get(pair)!) {
     if (!scan.text.startsWith(prefix, at)) continue;
-    const { alphabet, minimum, bodyAlphabet, kind } = format;
-    token(scan, at, prefix, kind as CredentialKind, alphabet, minimum, bodyAlphabet);
+    const { alphabet, minimum, bodyAlphabet, maximum, kind } = format;
+    token(scan, at, prefix, kind as CredentialKind, alphabet, minimum, bodyAlphabet, maximum);
     return;
   }
 }

@@ -58,8 +58,10 @@ describe('CREDENTIAL_FORMATS: every format is redacted wherever it appears', () 
             // At least the minimum, drawn from the body alphabet (its first characters are
             // letters and digits, so no generated body ends in a separator by accident).
             const filler = body.filter((char) => /[A-Za-z0-9]/.test(char));
-            const needed = Math.max(0, format.minimum - prefix.length - extra.length);
-            const token = `${prefix}${extra.join('')}${filler.slice(0, 1).join('').repeat(needed)}`;
+            const room = (format.maximum ?? Number.POSITIVE_INFINITY) - prefix.length;
+            const kept = extra.slice(0, room);
+            const needed = Math.max(0, format.minimum - prefix.length - kept.length);
+            const token = `${prefix}${kept.join('')}${filler.slice(0, 1).join('').repeat(needed)}`;
             const tailSafe = /[A-Za-z0-9_-]$/.test(token) ? tail : ` ${tail}`;
             expectRedacted(head + token + tailSafe, token, format.kind);
           },
@@ -71,7 +73,7 @@ describe('CREDENTIAL_FORMATS: every format is redacted wherever it appears', () 
 
   it('has a row for every kind a marker can name, and an example for every row', () => {
     const kinds = new Set(CREDENTIAL_FORMATS.map((format) => format.kind));
-    expect(kinds.size).toBe(26);
+    expect(kinds.size).toBe(27);
     for (const format of CREDENTIAL_FORMATS) expect(format.examples.length).toBeGreaterThan(0);
   });
 
@@ -80,5 +82,19 @@ describe('CREDENTIAL_FORMATS: every format is redacted wherever it appears', () 
     const token = `github_pat_${alnum.slice(0, 22)}_${alnum.slice(0, 59)}`;
     expect(token).toHaveLength(93);
     expect(redactCredentials(`auth ${token} end`).text).toBe('auth [REDACTED:github_token] end');
+  });
+
+  it('redacts a Twilio API key SK<32 hex> but not an Account SID, nor a longer or upper-case run', () => {
+    const hex = '0123456789abcdef0123456789abcdef';
+    expect(redactCredentials(`key SK${hex}.`).text).toBe('key [REDACTED:twilio_api_key].');
+    for (const text of [
+      `account AC${hex} ok`, // an identifier, not a secret
+      `SK${hex}0`, // 33 hex: some other identifier
+      `SK${hex.toUpperCase()}`,
+      `xSK${hex}`, // not word-bounded
+      `SK${hex.slice(1)}`, // 31 hex
+    ]) {
+      expect(redactCredentials(text), text).toEqual({ text, kinds: [] });
+    }
   });
 });
