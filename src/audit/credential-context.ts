@@ -1,3 +1,4 @@
+import { minimumSecretLength, passphraseEnd, secretNameStrength } from './assigned-value.js';
 import type { CredentialSpan } from './credential-kind.js';
 import {
   ALNUM,
@@ -288,7 +289,8 @@ const skipQuote = (text: string, from: number): number => {
 
 /**
  * `password=…`, `"clientSecret": "…"`, `X-Api-Key: …`, `export DB_PASSWORD=…`: the value
- * (8+ characters, not already a marker or a mask) of an identifier that names a secret.
+ * (8+ characters, 4+ after an unambiguous name, a whole passphrase after a password name:
+ * assigned-value.ts; not already a marker or a mask) of an identifier that names a secret.
  * Linear: identifiers are maximal runs read once, and scanning resumes after each value.
  */
 export function findAssignedSecrets(
@@ -319,7 +321,9 @@ export function findAssignedSecrets(
     }
     cursor++;
     if (text.charCodeAt(cursor) === 61 || text.charCodeAt(cursor) === 62) cursor++; // := =>
-    cursor = skipQuote(text, skipBlanks(text, cursor));
+    const unquoted = skipBlanks(text, cursor);
+    cursor = skipQuote(text, unquoted);
+    const quote = cursor > unquoted ? text.charCodeAt(cursor - 1) : 0;
     if (isMarkerAt(text, cursor)) {
       index = cursor + 1;
       continue;
@@ -335,8 +339,19 @@ export function findAssignedSecrets(
     if (!text.slice(cursor, valueEnd).includes('(')) {
       while (valueEnd > cursor && text.charCodeAt(valueEnd - 1) === 41) valueEnd--;
     }
+    const strength = secretNameStrength(text, index, end);
+    const blank = text.charCodeAt(valueEnd);
+    if (strength === 'password' && (blank === 32 || blank === 9)) {
+      valueEnd = passphraseEnd(
+        text,
+        cursor,
+        valueEnd,
+        quote,
+        others[following]?.start ?? text.length,
+      );
+    }
     if (
-      valueEnd - cursor >= 8 &&
+      valueEnd - cursor >= minimumSecretLength(strength, text.slice(cursor, valueEnd)) &&
       !isMask(text, cursor, valueEnd) &&
       !isReference(text.slice(cursor, valueEnd), text.slice(index, end))
     ) {
