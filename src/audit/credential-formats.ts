@@ -317,6 +317,10 @@ export const CREDENTIAL_FORMATS = [
       example('password=correct-horse-battery', 'correct-horse-battery'),
       example('export TWILIO_AUTH_TOKEN="q1w2e3r4t5y6"', 'q1w2e3r4t5y6'),
       example('X-Api-Key: 5f1d9c2e8a7b', '5f1d9c2e8a7b'),
+      // 4+ characters after an unambiguous name; a whole passphrase (assigned-value.ts).
+      example('password: hunter2', 'hunter2'),
+      example('"password":"hunter2"', 'hunter2'),
+      example('passphrase: correct horse battery staple', 'horse battery staple'),
     ],
   },
   {
