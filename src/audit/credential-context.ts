@@ -1,3 +1,4 @@
+import { minimumSecretLength, passphraseEnd, secretNameStrength } from './assigned-value.js';
 import type { CredentialSpan } from './credential-kind.js';
 import {
   ALNUM,
@@ -288,7 +289,8 @@ const skipQuote = (text: string, from: number): number => {
 
 /**
  * `password=…`, `"clientSecret": "…"`, `X-Api-Key: …`, `export DB_PASSWORD=…`: the value
- * (8+ characters, not already a marker or a mask) of an identifier that names a secret.
+ * (8+ characters, 4+ after an unambiguous name, a whole passphrase after a password name:
+ * assigned-value.ts; not already a marker or a mask) of an identifier that names a secret.
  * Linear: identifiers are maximal runs read once, and scanning resumes after each value.
  */
 export function findAssignedSecrets(
@@ -319,19 +321,37 @@ export function findAssignedSecrets(
     }
     cursor++;
     if (text.charCodeAt(cursor) === 61 || text.charCodeAt(cursor) === 62) cursor++; // := =>
-    cursor = skipQuote(text, skipBlanks(text, cursor));
+    const unquoted = skipBlanks(text, cursor);
+    cursor = skipQuote(text, unquoted);
+    const quote = cursor > unquoted ? text.charCodeAt(cursor - 1) : 0;
     if (isMarkerAt(text, cursor)) {
       index = cursor + 1;
       continue;
     }
     let following = nextOther;
     while (following < others.length && others[following]!.start < cursor) following++;
-    const valueEnd = Math.min(
+    let valueEnd = Math.min(
       runUntil(text, cursor, SPACE | QUOTE | COMMA | SEMICOLON),
       others[following]?.start ?? text.length,
     );
+    // Closing parentheses the value never opened end it (`f(password=s3cret-value)`): they
+    // are the call's, not the secret's. Reads only the run just read.
+    if (!text.slice(cursor, valueEnd).includes('(')) {
+      while (valueEnd > cursor && text.charCodeAt(valueEnd - 1) === 41) valueEnd--;
+    }
+    const strength = secretNameStrength(text, index, end);
+    const blank = text.charCodeAt(valueEnd);
+    if (strength === 'password' && (blank === 32 || blank === 9)) {
+      valueEnd = passphraseEnd(
+        text,
+        cursor,
+        valueEnd,
+        quote,
+        others[following]?.start ?? text.length,
+      );
+    }
     if (
-      valueEnd - cursor >= 8 &&
+      valueEnd - cursor >= minimumSecretLength(strength, text.slice(cursor, valueEnd)) &&
       !isMask(text, cursor, valueEnd) &&
       !isReference(text.slice(cursor, valueEnd), text.slice(index, end))
     ) {
@@ -349,14 +369,13 @@ export function findAssignedSecrets(
 }
 
 // Code that names where a secret comes from rather than the secret: `getToken()`,
-// `password)`, `process.env.X`, `config.stripeSecret`, `${VAR}`, `$VAR`, `%VAR%`, and a
+// `process.env.X`, `config.stripeSecret`, `${VAR}`, `$VAR`, `%VAR%`, and a
 // parameter passed on as itself (`password=password`).
 const REFERENCE_ROOTS =
   /^(?:process\.env|os\.environ|env|config|settings|self|this|ctx|context|secrets|vault|request|req|options|opts|props|params|args|window|import\.meta)\./;
 function isReference(value: string, name: string): boolean {
   return (
     value.includes('(') ||
-    value.endsWith(')') ||
     value.startsWith('$') ||
     value.startsWith('%') ||
     REFERENCE_ROOTS.test(value) ||

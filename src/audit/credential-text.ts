@@ -26,6 +26,8 @@ export const TILDE = 65536;
 export const PERCENT = 131072;
 export const BACKSLASH = 262144;
 export const PAREN = 524288;
+/** `[a-f]`: lower-case hex letters (Twilio API keys). */
+export const LOWER_HEX_LETTER = 1048576;
 
 export const LETTER = UPPER | LOWER;
 export const ALNUM = DIGIT | LETTER;
@@ -44,6 +46,7 @@ for (let code = 0; code < 128; code++) {
   if (code >= 65 && code <= 90) bits |= UPPER;
   if (code >= 97 && code <= 122) bits |= LOWER;
   if (/[a-fA-F]/.test(char)) bits |= HEX_LETTER;
+  if (code >= 97 && code <= 102) bits |= LOWER_HEX_LETTER;
   if (code === 32 || (code >= 9 && code <= 13)) bits |= SPACE;
   const single: Record<string, number> = {
     _: UNDERSCORE,
@@ -122,13 +125,19 @@ export function bitsOf(text: string, from: number, to: number): number {
   return bits;
 }
 
+/**
+ * The code unit with an upper-case ASCII letter read as lower case, anything else unchanged.
+ * The one case fold of the redactor and the sanitiser: only letters are folded (OR-ing 0x20
+ * into every code unit turns `_` into DEL and CR into `-`, so a literal holding `_` never
+ * matched).
+ */
+export const lowerAscii = (code: number): number => (code >= 65 && code <= 90 ? code + 32 : code);
+
 /** True when `text` has `lower` (an ASCII lower-case literal) at `index`, in any case. */
 export function startsWithFolded(text: string, lower: string, index: number): boolean {
   if (index + lower.length > text.length) return false;
   for (let offset = 0; offset < lower.length; offset++) {
-    let code = text.charCodeAt(index + offset);
-    if (code >= 65 && code <= 90) code |= 32;
-    if (code !== lower.charCodeAt(offset)) return false;
+    if (lowerAscii(text.charCodeAt(index + offset)) !== lower.charCodeAt(offset)) return false;
   }
   return true;
 }

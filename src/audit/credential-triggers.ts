@@ -1,3 +1,4 @@
+import { PREFIX_FORMATS, type PrefixFormat, prefixesOf } from './credential-formats.js';
 import { pem, putty } from './credential-key-blocks.js';
 import type { CredentialKind, CredentialSpan } from './credential-kind.js';
 import { boundary, push, type Scan } from './credential-scan.js';
@@ -12,6 +13,7 @@ import {
   EQUALS,
   has,
   isMarkerAt,
+  lowerAscii,
   PERCENT,
   PLUS,
   QUOTE,
@@ -29,8 +31,9 @@ import {
 } from './credential-text.js';
 
 /**
- * `prefix` (exact case) + a run of `chars`, `minimum` characters in all, starting where no
- * character of `chars` precedes: every maximal run is read by one attempt at most.
+ * `prefix` (exact case) + a run of `chars`, `minimum` (to `maximum`) characters in all,
+ * starting where no character of `chars` precedes: every maximal run is read by one attempt
+ * at most.
  */
 function token(
   scan: Scan,
@@ -40,11 +43,12 @@ function token(
   chars: number,
   minimum: number,
   bodyChars = chars,
+  maximum = Number.POSITIVE_INFINITY,
 ): void {
   const { text } = scan;
   if (!text.startsWith(prefix, at) || !boundary(scan, at, chars)) return;
   const end = runEnd(text, at + prefix.length, chars);
-  if (end - at < minimum) return;
+  if (end - at < minimum || end - at > maximum) return;
   if (bodyChars !== chars && runEnd(text, at + prefix.length, bodyChars) < end) return;
   push(scan, at, end, kind);
 }
@@ -74,18 +78,27 @@ function sendgrid(scan: Scan, at: number): void {
   if (second - first - 1 >= 30) push(scan, at, second, 'sendgrid_api_key');
 }
 
-function openAiOrAnthropic(scan: Scan, at: number): void {
-  const { text } = scan;
-  if (!text.startsWith('sk-', at) || !boundary(scan, at, TOKEN)) return;
-  const end = runEnd(text, at, TOKEN);
-  if (text.startsWith('sk-ant-', at)) {
-    if (end - at >= 27) push(scan, at, end, 'anthropic_api_key');
-  } else if (end - at >= 23) {
-    push(scan, at, end, 'openai_api_key');
+// The prefix rows of the table of formats, by their first two characters (both ASCII): a
+// position whose pair starts no prefix costs one table read.
+const PREFIXES_BY_PAIR = new Map<number, { prefix: string; format: PrefixFormat }[]>();
+const STARTS_PREFIX = new Uint8Array(128 * 128);
+for (const row of PREFIX_FORMATS) {
+  const pair = row.prefix.charCodeAt(0) * 128 + row.prefix.charCodeAt(1);
+  STARTS_PREFIX[pair] = 1;
+  PREFIXES_BY_PAIR.set(pair, [...(PREFIXES_BY_PAIR.get(pair) ?? []), row]);
+}
+
+// The longest prefix of the table found at `at` decides the row (`sk-ant-` before `sk-`).
+function prefixToken(scan: Scan, at: number, pair: number): void {
+  for (const { prefix, format } of PREFIXES_BY_PAIR.get(pair)!) {
+    if (!scan.text.startsWith(prefix, at)) continue;
+    const { alphabet, minimum, bodyAlphabet, maximum, kind } = format;
+    token(scan, at, prefix, kind as CredentialKind, alphabet, minimum, bodyAlphabet, maximum);
+    return;
   }
 }
 
-const AWS_ID_PREFIXES = ['AKIA', 'ASIA', 'AGPA', 'AIDA', 'AROA', 'ANPA', 'ANVA', 'AIPA'];
+const AWS_ID_PREFIXES = prefixesOf('aws_key_id');
 
 function awsKeyId(scan: Scan, at: number): void {
   const { text } = scan;
@@ -214,9 +227,13 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
     const code = text.charCodeAt(at);
     // Most characters start no rule: the switch sends them straight on.
     if (code < 45 || code > 120) continue;
-    // Each rule's literal has a known second character (case-folded where the rule folds):
-    // testing it here spares a call at most letters of ordinary prose.
-    const next = text.charCodeAt(at + 1) | 32;
+    const second = text.charCodeAt(at + 1);
+    if (second < 128 && STARTS_PREFIX[code * 128 + second] === 1) {
+      prefixToken(scan, at, code * 128 + second);
+    }
+    // Each other rule's literal has a known second character (case-folded where the rule
+    // folds): testing it here spares a call at most letters of ordinary prose.
+    const next = lowerAscii(second);
     switch (code) {
       case 45: // -
         if (next === 45) pem(scan, at);
@@ -225,11 +242,7 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
         if (next === 47) userinfo(scan, at);
         break;
       case 65: // A
-        if (text.charCodeAt(at + 1) === 73 && text.charCodeAt(at + 2) === 122) {
-          token(scan, at, 'AIza', 'google_api_key', TOKEN, 39);
-        } else {
-          awsKeyId(scan, at);
-        }
+        awsKeyId(scan, at);
         if (next === 99) azure(scan, at); // AccountKey=
         break;
       case 97: // a
@@ -240,15 +253,9 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
         if (next === 101) authorization(scan, at, 'bearer');
         else if (next === 97) authorization(scan, at, 'basic');
         break;
-      case 71: // G
-        token(scan, at, 'GOCSPX-', 'google_oauth_client_secret', TOKEN, 31);
-        break;
       case 72: // H
       case 104: // h
         if (next === 111) slackWebhook(scan, at);
-        else if (code === 104 && next === 102) {
-          token(scan, at, 'hf_', 'huggingface_token', WORD, 33, ALNUM);
-        }
         break;
       case 80: // P
       case 112: // p
@@ -260,52 +267,10 @@ export function findTriggeredCredentials(text: string, found: CredentialSpan[]):
         else if (next === 104 || next === 105) azure(scan, at); // SharedAccess…, sig=
         break;
       case 115: // s
-        if (next === 107) {
-          openAiOrAnthropic(scan, at);
-          token(
-            scan,
-            at,
-            at + 3 < length && text[at + 3] === 'l' ? 'sk_live_' : 'sk_test_',
-            'stripe_secret_key',
-            WORD,
-            24,
-          );
-        } else if (next === 104 || next === 105) {
-          azure(scan, at);
-        }
-        break;
-      case 114: // r
-        if (next === 107) {
-          token(
-            scan,
-            at,
-            at + 3 < length && text[at + 3] === 'l' ? 'rk_live_' : 'rk_test_',
-            'stripe_secret_key',
-            WORD,
-            24,
-          );
-        }
+        if (next === 104 || next === 105) azure(scan, at);
         break;
       case 101: // e
-        if (text.charCodeAt(at + 1) === 121) jwt(scan, at);
-        break;
-      case 103: // g
-        if (text.charCodeAt(at + 1) === 104) {
-          if (text.charCodeAt(at + 3) === 95)
-            token(scan, at, `gh${text[at + 2]}_`, 'github_token', WORD, 40, WORD);
-          else token(scan, at, 'github_pat_', 'github_token', WORD, 33);
-        }
-        break;
-      case 119: // w
-        if (next === 104) token(scan, at, 'whsec_', 'stripe_webhook_secret', WORD, 30);
-        break;
-      case 120: // x
-        if (text.startsWith('xox', at) && 'abposr'.includes(text[at + 3] ?? '_')) {
-          token(scan, at, text.slice(at, at + 5), 'slack_token', ALNUM | DASH, 15);
-        }
-        break;
-      case 110: // n
-        if (next === 112) token(scan, at, 'npm_', 'npm_token', WORD, 40, ALNUM);
+        if (second === 121) jwt(scan, at);
         break;
     }
   }

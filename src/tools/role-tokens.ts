@@ -1,39 +1,37 @@
 /**
  * Role-impersonation text in tool output: what a model (or its chat template) could read as
- * the start of another turn or the end of the tool result. Found in one left-to-right scan and
- * neutralised by rewriting delimiters only:
+ * the start of another turn or the end of the tool result. Every name matched comes from the
+ * one table in model-markers.ts. Found in one left-to-right scan, in any case, in full-width
+ * letters and brackets, with blanks inside the delimiters, and neutralised by rewriting
+ * delimiters only:
  *
- * - `chat_template_token`: `<|im_start|>`, `<|eot_id|>`, DeepSeek's `<｜…｜>`, also with
- *   full-width or small angle brackets (`＜|…|＞`) and JSON/JS escapes (`\u003c|…|\u003e`):
- *   both brackets become `&lt;` / `&gt;`.
- * - `instruction_marker`: `[INST]`, `[/INST]`, `[SYSTEM_PROMPT]`, … also `［INST］`: the
- *   brackets become parentheses; `<<SYS>>`, `<</SYS>>`: every bracket escaped.
- * - `tool_tag`: tags that open or close a tool result, a function call or a turn in XML-style
- *   prompts (`</tool_result>`, `<function_calls>`, `<system-reminder>`, `<user_query>`,
- *   `<IMPORTANT>`, `<start_of_turn>`, …): the `<` (and the tag's `>`) escaped.
- * - `turn_header`: a line that opens a fake turn (`System:`, `User:`, `### Assistant:`,
- *   `**System**:`, `"System":`, `[system]:`, also with Cyrillic or Greek look-alike letters
- *   such as `Syѕtem:` and after a JSON-escaped newline): `(quoted) ` is written before it.
+ * - `chat_template_token`: `<|im_start|>`, DeepSeek's `<｜…｜>`, also with full-width or small
+ *   angle brackets and JSON/JS escapes (`\u003c|…|\u003e`): both brackets become `&lt;`/`&gt;`.
+ * - `instruction_marker`: `[INST]`, `[ /INST ]`, `［SYSTEM_PROMPT］`: the brackets become
+ *   parentheses; `<<SYS>>`, `<</SYS>>`: every bracket escaped.
+ * - `tool_tag`: `</tool_result>`, `<function_calls>`, `<start_of_turn>`, …: the `<` (and the
+ *   tag's `>`) escaped.
+ * - `turn_header`: a line that opens a fake turn (`System:`, `### Assistant:`, `"System":`,
+ *   also with look-alike letters such as `Syѕtem:`, spaced out as `A s s i s t a n t:`
+ *   (role-word.ts) and after a JSON-escaped newline):
+ *   `(quoted) ` is written before it.
  *
  * Why one pass is enough (the result is a fixed point): a rewrite only ever replaces an
  * opening or closing delimiter with text containing `&`, `(`, `)` or a letter; no pattern can
  * start at those, and the bodies of chat tokens may not contain `&`, `\` or `[`, so escaping
  * an inner token never completes an outer one (`<|<<SYS>>|>` stays neutral; an instruction
-marker inside a token body, whose `[` becomes `(`, is read through as the next pass would read
-it: `<|[INST]|>` is escaped as a token at once), nor does a
- * credential redacted later (its `[REDACTED:…]` marker is shorter than what it replaced).
+ * marker inside a token body, whose `[` becomes `(`, is read as the next pass reads it:
+ * `<|[INST]|>` is escaped as a token at once), nor does a credential redacted later.
  * Linear: each pattern reads a bounded window (chat token bodies ≤ 64, tag tails ≤ 200
- * characters, stopping at the next `<`) or a run that no other attempt reads again.
+ * characters, stopping at the next `<`; blanks ≤ 8) or a run no other attempt reads again.
  */
 
+import { lowerAscii } from '../audit/credential-text.js';
 import { TextEdits } from '../audit/text-edits.js';
+import { markerNames, type RolePatternName } from './model-markers.js';
+import { readRoleWord } from './role-word.js';
 
-/** Names used in sanitiser findings. */
-export type RolePatternName =
-  | 'chat_template_token'
-  | 'instruction_marker'
-  | 'tool_tag'
-  | 'turn_header';
+export type { RolePatternName } from './model-markers.js';
 
 /** The neutralised text and how often each pattern was found. */
 export interface RoleNeutralisation {
@@ -41,27 +39,13 @@ export interface RoleNeutralisation {
   counts: Map<RolePatternName, number>;
 }
 
-const MARKER_NAMES = [
-  'inst',
-  'sys',
-  'system_prompt',
-  'available_tools',
-  'tool_calls',
-  'tool_results',
-  'tool_content',
-];
+// Every name below comes from the one table of markers (model-markers.ts).
+const MARKER_NAMES = markerNames('square_marker');
 const MARKER_LENGTHS = new Set(MARKER_NAMES.map((name) => name.length));
-const TAG_NAMES = [
-  'tools',
-  'invoke',
-  'parameter',
-  'instruction',
-  'instructions',
-  'important',
-  'start_of_turn',
-  'end_of_turn',
-];
-const TAG_PREFIXES = ['tool', 'function', 'system', 'user', 'assistant', 'human', 'developer'];
+const LONGEST_MARKER = Math.max(...MARKER_LENGTHS);
+const DOUBLE_ANGLE_NAMES = markerNames('double_angle');
+const TAG_NAMES = markerNames('tag');
+const TAG_PREFIXES = markerNames('tag_prefix');
 // One bit per first letter of a tag name or prefix (all lower-case ASCII).
 const TAG_INITIALS = [...TAG_NAMES, ...TAG_PREFIXES].reduce(
   (bits, name) => bits | (1 << (name.charCodeAt(0) - 97)),
@@ -70,24 +54,20 @@ const TAG_INITIALS = [...TAG_NAMES, ...TAG_PREFIXES].reduce(
 
 /** True when `text[start, end)` is a tag name or starts with a tag prefix, in any case. */
 function isTagName(text: string, start: number, end: number): boolean {
-  const initial = (text.charCodeAt(start) | 32) - 97;
+  const initial = foldCode(text.charCodeAt(start)) - 97;
   if (initial < 0 || initial > 25 || (TAG_INITIALS & (1 << initial)) === 0) return false;
   for (const name of TAG_NAMES) if (equalsFolded(text, start, end, name)) return true;
   for (const prefix of TAG_PREFIXES) if (startsFolded(text, start, end, prefix)) return true;
   return false;
 }
-const ROLES = new Set(['system', 'assistant', 'developer', 'human', 'user', 'model', 'tool', 'ai']);
+const ROLES = new Set(markerNames('header', 'quoted_header'));
 // After a quote (a JSON key), only the roles no ordinary JSON key is called.
-const QUOTED_ROLES = new Set(['system', 'assistant', 'developer', 'human']);
+const QUOTED_ROLES = new Set(markerNames('quoted_header'));
 // First letters of the role words, either case (an ASCII letter that is none of them ends the check).
 const ROLE_INITIALS = new Set(
   [...ROLES].flatMap((role) => [role.charCodeAt(0), role.toUpperCase().charCodeAt(0)]),
 );
 const isRoleInitial = (code: number): boolean => ROLE_INITIALS.has(code);
-// ASCII characters as one-character strings, by code (read with a letter's lower-case code).
-const LOWER: readonly string[] = Array.from({ length: 128 }, (_, code) =>
-  String.fromCharCode(code),
-);
 // Characters that may stand before a fake role word (list marks, emphasis, quotes) and after
 // it, as a table by code unit (all ASCII): a header check runs at every line start.
 const HEADER_LEAD = 1;
@@ -98,20 +78,43 @@ for (const char of '*_"\'`])|\\') HEADER_CHARS[char.charCodeAt(0)]! |= HEADER_TR
 const isHeaderChar = (code: number, kind: number): boolean =>
   code < 128 && (HEADER_CHARS[code]! & kind) !== 0;
 
+/**
+ * The code unit as the matchers compare it: a full-width ASCII form (U+FF01–U+FF5E) read as
+ * ASCII, then only letters case-folded ({@link lowerAscii}; OR-ing 0x20 into every code unit,
+ * as this once did, made `<start_of_turn>` and `[SYSTEM_PROMPT]` unmatchable).
+ */
+const foldCode = (code: number): number =>
+  lowerAscii(code >= 0xff01 && code <= 0xff5e ? code - 0xfee0 : code);
+
+// Blanks allowed after an opening and before a closing delimiter (`[ INST ]`, `< /tool>`):
+// at most this many, so every look stays bounded.
+const MAX_BLANKS = 8;
+
+/** Index after at most {@link MAX_BLANKS} spaces or tabs (ASCII or ideographic) from `index`. */
+function skipBlanks(text: string, index: number): number {
+  let end = index;
+  while (end - index < MAX_BLANKS) {
+    const code = text.charCodeAt(end);
+    if (code !== 32 && code !== 9 && code !== 0x3000) break;
+    end++;
+  }
+  return end;
+}
+
 // `\u003c` / `\x3c` (or `\u003e` / `\x3e` when `last` is "e"): its length at `index`, or 0.
 function escapedBracket(text: string, index: number, last: number): number {
-  const kind = text.charCodeAt(index + 1) | 32;
+  const kind = lowerAscii(text.charCodeAt(index + 1));
   if (kind === 117 /* u */) {
     return text.charCodeAt(index + 2) === 48 &&
       text.charCodeAt(index + 3) === 48 &&
       text.charCodeAt(index + 4) === 51 &&
-      (text.charCodeAt(index + 5) | 32) === last
+      lowerAscii(text.charCodeAt(index + 5)) === last
       ? 6
       : 0;
   }
   return kind === 120 /* x */ &&
     text.charCodeAt(index + 2) === 51 &&
-    (text.charCodeAt(index + 3) | 32) === last
+    lowerAscii(text.charCodeAt(index + 3)) === last
     ? 4
     : 0;
 }
@@ -151,11 +154,11 @@ const isBodyStop = (code: number): boolean =>
   code === 0xfe64 ||
   code === 0xfe65;
 
-/** True when `text[start, end)` equals the lower-case ASCII `word` in any case. */
+/** True when `text[start, end)` equals the lower-case ASCII `word` in any case and width. */
 function equalsFolded(text: string, start: number, end: number, word: string): boolean {
   if (end - start !== word.length) return false;
   for (let offset = 0; offset < word.length; offset++) {
-    if ((text.charCodeAt(start + offset) | 32) !== word.charCodeAt(offset)) return false;
+    if (foldCode(text.charCodeAt(start + offset)) !== word.charCodeAt(offset)) return false;
   }
   return true;
 }
@@ -164,27 +167,34 @@ function startsFolded(text: string, start: number, end: number, word: string): b
   return end - start >= word.length && equalsFolded(text, start, start + word.length, word);
 }
 
-// [A-Za-z0-9_-]
-const isNameChar = (code: number): boolean =>
-  (code >= 97 && code <= 122) ||
-  (code >= 65 && code <= 90) ||
-  (code >= 48 && code <= 57) ||
-  code === 95 ||
-  code === 45;
+// [A-Za-z0-9_-], in either width
+const isNameChar = (unit: number): boolean => {
+  const code = foldCode(unit);
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code === 95 || code === 45;
+};
+
+// "/", in either width
+const isSlash = (code: number): boolean => code === 47 || code === 0xff0f;
 
 /**
- * Where the closing bracket of an instruction marker (`[INST]`, `[/INST]`, `［SYSTEM_PROMPT］`, …)
- * opening at `at` is, or -1 when none opens there. Reads at most 22 characters.
+ * Where the closing bracket of an instruction marker (`[INST]`, `[ /INST ]`, `［SYSTEM_PROMPT］`,
+ * …) opening at `at` is, or -1 when none opens there. Reads a bounded window: the longest
+ * name, a slash and two runs of at most {@link MAX_BLANKS} blanks.
  */
 function markerClose(text: string, at: number): number {
-  let index = at + 1;
-  if (text.charCodeAt(index) === 47) index++;
+  let index = skipBlanks(text, at + 1);
+  if (isSlash(text.charCodeAt(index))) index = skipBlanks(text, index + 1);
   const nameStart = index;
-  while (index < text.length && index - nameStart <= 20 && isNameChar(text.charCodeAt(index))) {
+  while (
+    index < text.length &&
+    index - nameStart <= LONGEST_MARKER &&
+    isNameChar(text.charCodeAt(index))
+  ) {
     index++;
   }
   if (!MARKER_LENGTHS.has(index - nameStart)) return -1;
   if (!MARKER_NAMES.some((name) => equalsFolded(text, nameStart, index, name))) return -1;
+  index = skipBlanks(text, index);
   const close = text.charCodeAt(index);
   return close === 93 || close === 0xff3d ? index : -1;
 }
@@ -209,9 +219,11 @@ export function neutraliseRoleTokens(text: string): RoleNeutralisation {
       const next = text.charCodeAt(index + 1);
       if (next === 110 || next === 114) scan.turnHeader(index + 2); // \n, \r in JSON text
       const open = opener(text, index);
-      if (open > 0) scan.chatToken(index, open) || scan.tag(index, open);
+      if (open > 0) {
+        scan.chatToken(index, open) || scan.tag(index, open) || scan.sysMarker(index, open);
+      }
     } else if (code === 60 || code === 0xff1c || code === 0xfe64) {
-      scan.chatToken(index, 1) || scan.tag(index, 1) || scan.sysMarker(index);
+      scan.chatToken(index, 1) || scan.tag(index, 1) || scan.sysMarker(index, 1);
     } else if (code === 91 || code === 0xff3b) {
       scan.instructionMarker(index);
     }
@@ -284,12 +296,13 @@ class RoleScan {
 
   tag(at: number, open: number): boolean {
     const { text } = this;
-    let index = at + open;
-    if (text.charCodeAt(index) === 47) index++;
+    let index = skipBlanks(text, at + open);
+    if (isSlash(text.charCodeAt(index))) index++;
     while (
       text.charCodeAt(index) === 32 ||
       text.charCodeAt(index) === 9 ||
-      text.charCodeAt(index) === 10
+      text.charCodeAt(index) === 10 ||
+      text.charCodeAt(index) === 0x3000
     ) {
       index++;
     }
@@ -313,19 +326,25 @@ class RoleScan {
     return true;
   }
 
-  sysMarker(at: number): boolean {
+  /** `<<SYS>>`, `<</SYS>>` (any width, escaped, blanks inside): every bracket escaped. */
+  sysMarker(at: number, open: number): boolean {
     const { text } = this;
-    if (text.charCodeAt(at + 1) !== 60) return false;
-    const length = startsFolded(text, at, at + 7, '<<sys>>')
-      ? 7
-      : startsFolded(text, at, at + 8, '<</sys>>')
-        ? 8
-        : 0;
-    if (length === 0) return false;
-    this.#rewrite(at, 1, '&lt;');
-    this.#rewrite(at + 1, 1, '&lt;');
-    this.#rewrite(at + length - 2, 1, '&gt;');
-    this.#rewrite(at + length - 1, 1, '&gt;');
+    const second = opener(text, at + open);
+    if (second === 0) return false;
+    let index = skipBlanks(text, at + open + second);
+    if (isSlash(text.charCodeAt(index))) index = skipBlanks(text, index + 1);
+    const name = DOUBLE_ANGLE_NAMES.find((word) =>
+      equalsFolded(text, index, index + word.length, word),
+    );
+    if (name === undefined) return false;
+    const close = skipBlanks(text, index + name.length);
+    const first = closer(text, close);
+    const last = first === 0 ? 0 : closer(text, close + first);
+    if (last === 0) return false;
+    this.#rewrite(at, open, '&lt;');
+    this.#rewrite(at + open, second, '&lt;');
+    this.#rewrite(close, first, '&gt;');
+    this.#rewrite(close + first, last, '&gt;');
     this.#found('instruction_marker');
     return true;
   }
@@ -351,23 +370,9 @@ class RoleScan {
     }
     // Most lines start with a letter that begins no role word: one comparison, no string.
     if (code < 128 && !isRoleInitial(code)) return;
-    let role = '';
-    while (index < text.length && role.length <= 9) {
-      const unit = text.charCodeAt(index);
-      let letter: string;
-      let width = 1;
-      if (unit < 128) {
-        letter = (unit >= 97 && unit <= 122) || (unit >= 65 && unit <= 90) ? LOWER[unit | 32]! : '';
-      } else {
-        const codePoint = text.codePointAt(index)!;
-        letter = foldLetter(String.fromCodePoint(codePoint));
-        width = codePoint > 0xffff ? 2 : 1;
-      }
-      if (letter === '') break;
-      role += letter;
-      index += width;
-    }
-    if (!(quoted ? QUOTED_ROLES : ROLES).has(role)) return;
+    const word = readRoleWord(text, index);
+    index = word.end;
+    if (!(quoted ? QUOTED_ROLES : ROLES).has(word.role)) return;
     while (isHeaderChar(text.charCodeAt(index), HEADER_TRAIL)) index++;
     code = text.charCodeAt(index);
     while (code === 32 || code === 9) code = text.charCodeAt(++index);
@@ -375,59 +380,4 @@ class RoleScan {
     this.#rewrite(insertAt, 0, '(quoted) ');
     this.#found('turn_header');
   }
-}
-
-// Look-alike letters a role word may be spelt with (Cyrillic, Greek, Armenian, Latin
-// variants). Full-width and mathematical letters are folded by NFKC instead.
-const CONFUSABLE: Readonly<Record<string, string>> = {
-  а: 'a',
-  ɑ: 'a',
-  α: 'a',
-  ԁ: 'd',
-  е: 'e',
-  ҽ: 'e',
-  ε: 'e',
-  һ: 'h',
-  հ: 'h',
-  і: 'i',
-  ι: 'i',
-  ı: 'i',
-  ɩ: 'i',
-  ӏ: 'l',
-  м: 'm',
-  ո: 'n',
-  о: 'o',
-  ο: 'o',
-  օ: 'o',
-  р: 'p',
-  ρ: 'p',
-  г: 'r',
-  ѕ: 's',
-  ꜱ: 's',
-  т: 't',
-  τ: 't',
-  ս: 'u',
-  υ: 'u',
-  ν: 'v',
-  ѵ: 'v',
-  у: 'y',
-  ү: 'y',
-  γ: 'y',
-};
-const folded = new Map<string, string>();
-
-/** The ASCII lower-case letter `char` (one code point) looks like, or '' when it is none. */
-export function foldLetter(char: string): string {
-  const code = char.charCodeAt(0);
-  if ((code >= 97 && code <= 122) || (code >= 65 && code <= 90))
-    return String.fromCharCode(code | 32);
-  if (code < 128) return '';
-  let result = folded.get(char);
-  if (result === undefined) {
-    const lower = char.toLowerCase();
-    const normal = char.normalize('NFKC').toLowerCase();
-    result = /^[a-z]$/.test(normal) ? normal : (CONFUSABLE[lower] ?? '');
-    if (folded.size < 65_536) folded.set(char, result);
-  }
-  return result;
 }
