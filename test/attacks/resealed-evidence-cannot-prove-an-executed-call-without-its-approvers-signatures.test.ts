@@ -2,7 +2,6 @@ import { HumanMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
 import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
-import { decisionSigningMessage } from '../../src/audit/decision-statement.js';
 import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
 import {
   type AuditLog,

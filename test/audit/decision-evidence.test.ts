@@ -3,9 +3,7 @@ import { ApprovalManager } from '../../src/approvals/index.js';
 import {
   AuditLog,
   Ed25519Signer,
-  GENESIS_HASH,
   generateKeyPair,
-  hashTraceEvent,
   sealEvidence,
   type TraceEvent,
   verifyEvidence,

@@ -4,9 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type AuditLog,
   Ed25519Signer,
-  GENESIS_HASH,
   generateKeyPair,
-  hashTraceEvent,
   sealEvidence,
   type TraceEvent,
   verifyEvidence,

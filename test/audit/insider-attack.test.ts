@@ -15,7 +15,6 @@ import {
   FileHeadWitness,
   GENESIS_HASH,
   generateKeyPair,
-  hashTraceEvent,
   PostgresAuditStore,
   readHeadFile,
   sealAuditThread,
