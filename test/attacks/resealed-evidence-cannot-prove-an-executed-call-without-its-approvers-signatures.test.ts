@@ -1,22 +1,17 @@
-import { HumanMessage } from '@langchain/core/messages';
-import { Command } from '@langchain/langgraph';
 import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
 import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
 import {
-  type AuditLog,
   Ed25519Signer,
-  GENESIS_HASH,
   generateKeyPair,
-  hashTraceEvent,
   sealEvidence,
   type TraceEvent,
   type TrustedApprover,
   verifyEvidence,
 } from '../../src/audit/index.js';
-import type { ApprovalsInterrupt } from '../../src/nodes/index.js';
-import { buildGovernedGraph } from '../nodes/governed-graph.js';
-import { signAs, testKey } from '../support/approvers.js';
+import { testKey } from '../support/approvers.js';
+import { paidThread } from '../support/paid-thread.js';
+import { rewriteEvents } from '../support/rechain.js';
 
 /**
  * Adversary (c): an insider who holds the audit table AND the agent's evidence signing key, and
@@ -24,12 +19,6 @@ import { signAs, testKey } from '../support/approvers.js';
  * `verifyEvidence` (= `veridex verify`). Each test asserts the SECURE outcome (invalid).
  */
 const agent = new Ed25519Signer(generateKeyPair().privateKey);
-const pay = {
-  name: 'transfer',
-  args: { to: 'acme', amount: '50000.00', currency: 'USD' },
-  id: 'call_pay',
-};
-const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
 
 function trusted(names: string[]): TrustedApprover[] {
   return names.map((name) => {
@@ -47,26 +36,7 @@ function trusted(names: string[]): TrustedApprover[] {
   });
 }
 
-async function paidThread(threadId: string) {
-  const { graph, ledger, audit } = buildGovernedGraph([{ toolCalls: [pay] }, 'paid']);
-  const first = await graph.invoke({ messages: [new HumanMessage('pay')] }, config(threadId));
-  const pending = (first as unknown as { __interrupt__: Array<{ value: ApprovalsInterrupt }> })
-    .__interrupt__[0]!.value.approvals[0]!;
-  await graph.invoke(new Command({ resume: signAs(pending, 'alice') }), config(threadId));
-  await graph.invoke(new Command({ resume: signAs(pending, 'bob') }), config(threadId));
-  expect(ledger.transfers).toHaveLength(1);
-  return { events: await (audit as AuditLog).events(threadId), threadId };
-}
-
-function rewrite(events: readonly TraceEvent[], edit: (events: TraceEvent[]) => TraceEvent[]) {
-  let previous = GENESIS_HASH;
-  return edit(structuredClone([...events])).map((event) => {
-    const { hash: _hash, ...rest } = { ...event, previousEventHash: previous };
-    const rehashed = { ...rest, hash: hashTraceEvent(rest) };
-    previous = rehashed.hash;
-    return rehashed;
-  });
-}
+const rewrite = rewriteEvents;
 
 function verify(
   threadId: string,

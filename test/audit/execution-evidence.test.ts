@@ -1,17 +1,12 @@
-import { HumanMessage } from '@langchain/core/messages';
-import { Command } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
 import {
-  type AuditLog,
   Ed25519Signer,
   generateKeyPair,
   sealEvidence,
   type TraceEvent,
   verifyEvidence,
 } from '../../src/audit/index.js';
-import type { ApprovalsInterrupt } from '../../src/nodes/index.js';
-import { buildGovernedGraph } from '../nodes/governed-graph.js';
-import { signAs } from '../support/approvers.js';
+import { paidThread } from '../support/paid-thread.js';
 import { rewriteEvents } from '../support/rechain.js';
 
 /**
@@ -20,23 +15,6 @@ import { rewriteEvents } from '../support/rechain.js';
  * key, so they can re-chain and re-seal whatever they like; what they cannot do is sign as alice.
  */
 const agent = new Ed25519Signer(generateKeyPair().privateKey);
-const pay = {
-  name: 'transfer',
-  args: { to: 'acme', amount: '50000.00', currency: 'USD' },
-  id: 'call_pay',
-};
-const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
-
-async function paidThread(threadId: string) {
-  const { graph, ledger, audit } = buildGovernedGraph([{ toolCalls: [pay] }, 'paid']);
-  const first = await graph.invoke({ messages: [new HumanMessage('pay')] }, config(threadId));
-  const pending = (first as unknown as { __interrupt__: Array<{ value: ApprovalsInterrupt }> })
-    .__interrupt__[0]!.value.approvals[0]!;
-  await graph.invoke(new Command({ resume: signAs(pending, 'alice') }), config(threadId));
-  await graph.invoke(new Command({ resume: signAs(pending, 'bob') }), config(threadId));
-  expect(ledger.transfers).toHaveLength(1);
-  return { events: await (audit as AuditLog).events(threadId), threadId };
-}
 
 const rewrite = rewriteEvents;
 
