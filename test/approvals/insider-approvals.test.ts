@@ -1,88 +1,21 @@
-import { type AIMessage, HumanMessage, type ToolMessage } from '@langchain/core/messages';
-import {
-  Command,
-  END,
-  MemorySaver,
-  MessagesAnnotation,
-  START,
-  StateGraph,
-} from '@langchain/langgraph';
+import type { ToolMessage } from '@langchain/core/messages';
+import { Command } from '@langchain/langgraph';
 import { expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
-import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
+import type { AuditLog } from '../../src/audit/index.js';
 import type { Database } from '../../src/db/index.js';
-import {
-  type ApprovalsInterrupt,
-  governedToolNode,
-  RECHECK,
-  routeAfterTools,
-} from '../../src/nodes/index.js';
-import { PolicyEngine, rules } from '../../src/policy/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
-import { type Ledger, testTools } from '../nodes/governed-graph.js';
-import { signAs, TEST_APPROVERS, testApproverInits } from '../support/approvers.js';
+import { RECHECK } from '../../src/nodes/index.js';
+import { signAs } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
+import { insiderGraph, suspendedOn } from '../support/insider-graph.js';
 
 /**
  * The insider with `psql` (threat model, adversary 4) against the gate before execution: the
  * approvals table says whatever they write, and no money may move on the strength of it.
  */
 const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
-const pay = {
-  name: 'transfer',
-  args: { to: 'acme', amount: '50000.00', currency: 'USD' },
-  id: 'call_pay',
-};
-
-function graphOn(db: Database, identity: 'signed' | 'unverified' = 'signed') {
-  const ledger: Ledger = { balanceReads: 0, transfers: [], rotations: 0 };
-  const audit = new AuditLog({ store: new PostgresAuditStore(db) });
-  const policy = new PolicyEngine({
-    audit,
-    rules: [
-      rules.argumentThreshold({
-        tools: ['transfer'],
-        argument: 'amount',
-        atLeast: '10000',
-        route: 'dual_approval',
-      }),
-    ],
-  });
-  const approvals = new ApprovalManager({
-    db,
-    audit,
-    approvers: testApproverInits([...TEST_APPROVERS]),
-    identity,
-  });
-  const model = scriptedModel([{ toolCalls: [pay] }, 'done']);
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode('model', async (state) => ({ messages: [await model.invoke(state.messages)] }))
-    .addNode(
-      'tools',
-      governedToolNode({
-        tools: testTools(ledger),
-        policy,
-        approvals,
-        audit,
-        agentId: 'payout-bot',
-      }),
-    )
-    .addEdge(START, 'model')
-    .addConditionalEdges('model', (state) =>
-      (state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END,
-    )
-    .addConditionalEdges('tools', routeAfterTools('model'), ['model', END])
-    .compile({ checkpointer: new MemorySaver() });
-  return { graph, ledger, audit, approvals };
-}
-
-async function suspended(graph: ReturnType<typeof graphOn>['graph'], threadId: string) {
-  const result = await graph.invoke({ messages: [new HumanMessage('pay acme')] }, config(threadId));
-  const value = (result as { __interrupt__?: Array<{ value: ApprovalsInterrupt }> })
-    .__interrupt__?.[0]?.value;
-  if (!value) throw new Error('expected the run to wait for approval');
-  return value.approvals[0]!;
-}
+const graphOn = (db: Database, identity: 'signed' | 'unverified' = 'signed') =>
+  insiderGraph(db, { identity });
+const suspended = suspendedOn;
 
 function toolAnswer(result: { messages: unknown[] }): ToolMessage {
   const answer = (result.messages as ToolMessage[]).find((message) => message.getType() === 'tool');
@@ -98,7 +31,7 @@ async function securityKinds(audit: AuditLog, threadId: string) {
 
 describeEachDatabase('an insider with write access to the approvals table', (context) => {
   it('flips status to approved with no decision at all: the transfer does not run', async () => {
-    const { graph, ledger, audit } = graphOn(context.db());
+    const { graph, ledger, audit } = await graphOn(context.db());
     const pending = await suspended(graph, 't-flip');
     await context
       .db()
@@ -115,7 +48,7 @@ describeEachDatabase('an insider with write access to the approvals table', (con
   });
 
   it('flips identity_mode to unverified: bare names are refused and cannot complete the quorum', async () => {
-    const { graph, ledger, approvals } = graphOn(context.db());
+    const { graph, ledger, approvals } = await graphOn(context.db());
     const pending = await suspended(graph, 't-mode');
     await context
       .db()
@@ -132,7 +65,7 @@ describeEachDatabase('an insider with write access to the approvals table', (con
   });
 
   it('writes bare-name decisions straight into the row and flips it approved: refused before execution', async () => {
-    const { graph, ledger, audit } = graphOn(context.db());
+    const { graph, ledger, audit } = await graphOn(context.db());
     const pending = await suspended(graph, 't-forge');
     const forged = ['alice', 'bob'].map((approver, index) => ({
       decisionId: `forged-${index}`,
@@ -155,7 +88,7 @@ describeEachDatabase('an insider with write access to the approvals table', (con
   });
 
   it('copies one real signed approval twice under another name: one person never makes a quorum of two', async () => {
-    const { graph, ledger, approvals } = graphOn(context.db());
+    const { graph, ledger, approvals } = await graphOn(context.db());
     const pending = await suspended(graph, 't-copy');
     await approvals.decide(pending.approvalId, signAs(pending, 'alice'));
     const { rows } = await context
@@ -178,7 +111,7 @@ describeEachDatabase('an insider with write access to the approvals table', (con
   });
 
   it('lowers the tier quorum in the row to one: the configured dual approval still needs two', async () => {
-    const { graph, ledger, approvals } = graphOn(context.db());
+    const { graph, ledger, approvals } = await graphOn(context.db());
     const pending = await suspended(graph, 't-tiers');
     await context
       .db()
@@ -195,7 +128,7 @@ describeEachDatabase('an insider with write access to the approvals table', (con
   });
 
   it('injects an unsigned edit that lowers the amount below the threshold: never planned, never paid', async () => {
-    const { graph, ledger, audit } = graphOn(context.db());
+    const { graph, ledger, audit } = await graphOn(context.db());
     const pending = await suspended(graph, 't-edit');
     const edit = {
       decisionId: 'forged-edit',
@@ -218,7 +151,7 @@ describeEachDatabase('an insider with write access to the approvals table', (con
   });
 
   it('still runs the call once after two real signed approvals (the proof passes for honest rows)', async () => {
-    const { graph, ledger, approvals } = graphOn(context.db());
+    const { graph, ledger, approvals } = await graphOn(context.db());
     const pending = await suspended(graph, 't-honest');
     await approvals.decide(pending.approvalId, signAs(pending, 'alice'));
     await approvals.decide(pending.approvalId, signAs(pending, 'bob'));
@@ -229,7 +162,7 @@ describeEachDatabase('an insider with write access to the approvals table', (con
   });
 
   it('an agent in the development mode counts bare names, and a signed-mode agent does not', async () => {
-    const dev = graphOn(context.db(), 'unverified');
+    const dev = await graphOn(context.db(), 'unverified');
     const pending = await suspended(dev.graph, 't-dev');
     await dev.approvals.decide(pending.approvalId, { decision: 'approve', approver: 'alice' });
     await dev.approvals.decide(pending.approvalId, { decision: 'approve', approver: 'bob' });

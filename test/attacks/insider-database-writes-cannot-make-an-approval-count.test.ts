@@ -1,30 +1,14 @@
-import { type AIMessage, HumanMessage } from '@langchain/core/messages';
-import {
-  Command,
-  END,
-  MemorySaver,
-  MessagesAnnotation,
-  START,
-  StateGraph,
-} from '@langchain/langgraph';
+import { Command } from '@langchain/langgraph';
 import * as ed from '@noble/ed25519';
 import { expect, it } from 'vitest';
-import { ApprovalManager, type ApprovalPack } from '../../src/approvals/index.js';
+import type { ApprovalManager, ApprovalPack } from '../../src/approvals/index.js';
 import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
-import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
 import type { Database } from '../../src/db/index.js';
 import { signDecision } from '../../src/identity/index.js';
-import {
-  type ApprovalsInterrupt,
-  governedToolNode,
-  RECHECK,
-  routeAfterTools,
-} from '../../src/nodes/index.js';
-import { PolicyEngine, rules } from '../../src/policy/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
-import { type Ledger, testTools } from '../nodes/governed-graph.js';
-import { signAs, testApproverInits, testKey } from '../support/approvers.js';
+import { RECHECK } from '../../src/nodes/index.js';
+import { signAs, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
+import { insiderGraph, suspendedOn } from '../support/insider-graph.js';
 import { rewriteEvents } from '../support/rechain.js';
 
 /**
@@ -34,76 +18,14 @@ import { rewriteEvents } from '../support/rechain.js';
  * the signed decisions that prove it". Each test asserts the secure outcome: no transfer.
  */
 const config = (threadId: string) => ({ configurable: { thread_id: threadId } });
-const pay = {
-  name: 'transfer',
-  args: { to: 'acme', amount: '50000.00', currency: 'USD' },
-  id: 'call_pay',
-};
 const HOUR = 60 * 60 * 1000;
 
 // The insider's own key pair (a key no approver ever held).
 const insiderPrivate = testKey('mallory-the-dba');
 const insiderPublic = ed.getPublicKey(insiderPrivate);
 
-interface GraphOptions {
-  route: 'dual_approval' | 'human_required' | 'policy_pack';
-  packs?: Record<string, ApprovalPack>;
-  roles?: Record<string, string[]>;
-}
-
-/** A governed graph whose approver directory is the database one (the default with `db`). */
-async function graphOn(db: Database, options: GraphOptions) {
-  const ledger: Ledger = { balanceReads: 0, transfers: [], rotations: 0 };
-  const audit = new AuditLog({ store: new PostgresAuditStore(db) });
-  const policy = new PolicyEngine({
-    audit,
-    rules: [
-      rules.argumentThreshold({
-        tools: ['transfer'],
-        argument: 'amount',
-        atLeast: '10000',
-        route: options.route,
-        ...(options.route === 'policy_pack' ? { pack: 'escalation' } : {}),
-      }),
-    ],
-  });
-  const approvals = new ApprovalManager({
-    db,
-    audit,
-    ...(options.packs ? { packs: options.packs } : {}),
-  });
-  for (const init of testApproverInits(['alice', 'bob', 'carol'], options.roles ?? {})) {
-    await approvals.directory.add(init);
-  }
-  const model = scriptedModel([{ toolCalls: [pay] }, 'done']);
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode('model', async (state) => ({ messages: [await model.invoke(state.messages)] }))
-    .addNode(
-      'tools',
-      governedToolNode({
-        tools: testTools(ledger),
-        policy,
-        approvals,
-        audit,
-        agentId: 'payout-bot',
-      }),
-    )
-    .addEdge(START, 'model')
-    .addConditionalEdges('model', (state) =>
-      (state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END,
-    )
-    .addConditionalEdges('tools', routeAfterTools('model'), ['model', END])
-    .compile({ checkpointer: new MemorySaver() });
-  return { graph, ledger, audit, approvals };
-}
-
-async function suspended(graph: Awaited<ReturnType<typeof graphOn>>['graph'], threadId: string) {
-  const result = await graph.invoke({ messages: [new HumanMessage('pay acme')] }, config(threadId));
-  const value = (result as { __interrupt__?: Array<{ value: ApprovalsInterrupt }> })
-    .__interrupt__?.[0]?.value;
-  if (!value) throw new Error('expected the run to wait for approval');
-  return value.approvals[0]!;
-}
+const graphOn = insiderGraph;
+const suspended = suspendedOn;
 
 /** Sends a decision, swallowing a refusal (the test judges by what ran). */
 async function tryDecide(approvals: ApprovalManager, id: string, input: unknown) {
