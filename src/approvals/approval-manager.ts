@@ -6,10 +6,12 @@ import {
   type ApproverInit,
   authenticateDecision,
   canonicalIdentity,
+  DIRECTORY_AUDIT_THREAD,
   isSignedDecision,
   MemoryApproverDirectory,
   PostgresApproverDirectory,
   tryIdentityKey,
+  type UnsealedEntry,
 } from '../identity/index.js';
 import { toolProposalEnvelope } from '../policy/proposals.js';
 import type { PolicyDecision, Proposal } from '../policy/types.js';
@@ -126,6 +128,7 @@ export class ApprovalManager {
   // Without an audit log's scrubber, credential-shaped strings and the secrets other processes
   // registered in the database are still kept out of what the approvals table stores.
   readonly #atRest: AtRestScrubber;
+  readonly #unsealedReported = new Set<string>();
 
   /** @throws VeridexError `identity_invalid` / `identity_ambiguous` for bad operators or approvers. */
   constructor(options: ApprovalManagerOptions = {}) {
@@ -138,7 +141,10 @@ export class ApprovalManager {
     this.directory =
       approvers === undefined
         ? options.db
-          ? new PostgresApproverDirectory(options.db, { now: this.#now })
+          ? new PostgresApproverDirectory(options.db, {
+              now: this.#now,
+              onUnsealed: (entry) => this.#reportUnsealed(entry),
+            })
           : new MemoryApproverDirectory([], { now: this.#now })
         : Array.isArray(approvers)
           ? new MemoryApproverDirectory(approvers as readonly ApproverInit[], { now: this.#now })
@@ -602,6 +608,36 @@ export class ApprovalManager {
     });
   }
 
+  /**
+   * A directory row without a valid seal was read (and ignored): someone wrote the approver
+   * tables without the directory key. Recorded once per row and process on the directory's
+   * audit thread; the write is not awaited because the lookup that saw it has already refused.
+   */
+  #reportUnsealed(entry: UnsealedEntry): void {
+    const audit = this.#options.audit;
+    const id = `${entry.approver}\n${entry.keyId ?? ''}`;
+    if (!audit || this.#unsealedReported.has(id)) return;
+    this.#unsealedReported.add(id);
+    audit
+      .append({
+        threadId: DIRECTORY_AUDIT_THREAD,
+        eventId: deriveEventId(
+          DIRECTORY_AUDIT_THREAD,
+          'directory_entry_unsealed',
+          entry.approver,
+          entry.keyId ?? '',
+        ),
+        type: 'security_event',
+        payload: {
+          kind: 'directory_entry_unsealed',
+          approver: entry.approver,
+          ...(entry.keyId ? { keyId: entry.keyId } : {}),
+          message: `The directory row for ${entry.keyId ? `key ${entry.keyId} of ` : ''}"${entry.approver}" is not sealed by the directory key, so it is ignored.`,
+        },
+      })
+      .catch(() => this.#unsealedReported.delete(id));
+  }
+
   async #audit(
     request: ApprovalRequest,
     type: 'approval_requested' | 'approval_decided' | 'approval_resolved',
@@ -649,6 +685,7 @@ function uniqueIdentities(identities: readonly string[]): string[] {
  * `config_invalid`, not a tier nobody (or anybody) can decide.
  */
 function checkApproverLists(options: ApprovalManagerOptions): void {
+  checkPackShapes(options.packs ?? {});
   const lists: Array<[string, readonly string[] | '*' | undefined]> = [
     ['allow.human_required', options.allow?.human_required],
     ['allow.dual_approval', options.allow?.dual_approval],
@@ -670,6 +707,42 @@ function checkApproverLists(options: ApprovalManagerOptions): void {
         );
       }
     }
+  }
+}
+
+/**
+ * A pack from JavaScript or a JSON file may miss what the types require: a tier without a
+ * timeout would open a request that never expires (or throw mid-run), one needing zero
+ * approvals would pass unapproved. Refused when the manager is built.
+ */
+function checkPackShapes(packs: Record<string, ApprovalPack>): void {
+  for (const [name, pack] of Object.entries(packs)) {
+    const tiers = (pack as { tiers?: unknown })?.tiers;
+    if (!Array.isArray(tiers) || tiers.length === 0) {
+      throw new VeridexError('config_invalid', `packs.${name} needs a non-empty tiers array.`);
+    }
+    tiers.forEach((tier: Partial<ApprovalTier>, index) => {
+      const where = `packs.${name}.tiers[${index}]`;
+      if (!Number.isSafeInteger(tier?.timeoutMs) || (tier.timeoutMs as number) <= 0) {
+        throw new VeridexError(
+          'config_invalid',
+          `${where}.timeoutMs must be a positive whole number of milliseconds (how long the tier waits before escalating).`,
+        );
+      }
+      const required = tier.requiredApprovals;
+      if (required !== undefined && (!Number.isSafeInteger(required) || required < 1)) {
+        throw new VeridexError(
+          'config_invalid',
+          `${where}.requiredApprovals must be a whole number of at least 1.`,
+        );
+      }
+      if (tier.approvers !== '*' && !Array.isArray(tier.approvers)) {
+        throw new VeridexError(
+          'config_invalid',
+          `${where}.approvers must be a list of approver ids and role:<name> entries, or '*'.`,
+        );
+      }
+    });
   }
 }
 

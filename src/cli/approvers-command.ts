@@ -24,10 +24,12 @@ export const APPROVERS_USAGE = `Usage:
   veridex approvers add-key <id> --key PUBLIC_KEY
   veridex approvers list [--json]
   veridex approvers revoke <id> [--key KEY_ID]
+  veridex approvers seal <id> [--key KEY_ID]
   veridex approvers export [--out approvers.json]
   veridex approvers invite <id> [--name "Display Name"] [--role ROLE ...] [--origin URL] [--ttl-hours 24]
-  (add, add-key, revoke and invite take --operator NAME: who you are, recorded with the change;
-   default: your login name)
+  (add, add-key, revoke, seal and invite take --operator NAME: who you are, recorded with the
+   change; default: your login name. Every action takes --directory-key FILE: the directory
+   key, default $VERIDEX_DIRECTORY_KEY, else ./.veridex/keys/directory-ed25519.key)
 
 Manages the approver directory in the configured database: who may decide approvals, and
 the Ed25519 public keys their decisions must be signed with. keygen writes DIR/<name>.key
@@ -36,6 +38,9 @@ export writes the public directory an auditor passes to \`veridex verify --appro
 the audited history of directory changes (who added or revoked which key, and how they proved it).
 invite adds the approver if needed and prints a one-time link to the inbox (veridex serve;
 --origin is its URL, default http://localhost:8787) where they register a passkey.
+Every approver and key is sealed with the directory key; rows written any other way (SQL)
+are ignored by every process and listed by \`list\` as unsealed. seal vouches for an
+approver's rows as they stand (rows from before directory seals): check them first.
 Ids are compared in canonical form: a second approver whose id looks like an existing one
 (case, spaces, invisible characters, look-alike letters) is refused.
 ${DATABASE_OPTION_HELP}`;
@@ -54,6 +59,7 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
       origin: { type: 'string' },
       'ttl-hours': { type: 'string' },
       operator: { type: 'string' },
+      'directory-key': { type: 'string' },
       'database-url': { type: 'string' },
     },
   });
@@ -72,13 +78,13 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
     io.out(`Register it: veridex approvers add <id> --key ${files.publicKeyPath}`);
     return EXIT.ok;
   }
-  const needsId = ['add', 'add-key', 'revoke', 'invite'];
+  const needsId = ['add', 'add-key', 'revoke', 'seal', 'invite'];
   if (needsId.includes(action ?? '') && !subject) throw new UsageError(`${action} needs an id`);
   if ((action === 'add' || action === 'add-key') && !values.key?.length) {
     throw new UsageError(`${action} needs --key <public key file>`);
   }
-  if (!['add', 'add-key', 'list', 'revoke', 'export', 'invite'].includes(action ?? '')) {
-    throw new UsageError('expected keygen, add, add-key, list, revoke, export or invite');
+  if (!['add', 'add-key', 'list', 'revoke', 'seal', 'export', 'invite'].includes(action ?? '')) {
+    throw new UsageError('expected keygen, add, add-key, list, revoke, seal, export or invite');
   }
   const ttlHours = values['ttl-hours'] === undefined ? 24 : Number(values['ttl-hours']);
   if (!(ttlHours > 0 && ttlHours <= 24 * 30)) throw new UsageError('--ttl-hours must be 1..720');
@@ -89,7 +95,10 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
 
   const db = await openCommandDatabase(values['database-url']);
   try {
-    const directory = new PostgresApproverDirectory(db);
+    const directory = new PostgresApproverDirectory(
+      db,
+      values['directory-key'] ? { sealKey: values['directory-key'] } : {},
+    );
     const audit = new AuditLog({ store: new PostgresAuditStore(db), secretFingerprints: false });
     // Every change this command makes is an audited directory change, with the operator's name.
     const recordAdded = async (approver: Approver, keys = approver.keys) => {
@@ -175,11 +184,30 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
         io.out(invitationLink(origin, invitation.token));
         return EXIT.ok;
       }
+      case 'seal': {
+        const keyId = values.key?.[0];
+        const approver = await directory.vouch(subject!, keyId ? { keyId } : {});
+        await recordDirectoryChange(audit, {
+          change: 'entry_sealed',
+          approver: approver.id,
+          ...(keyId ? { keyId } : {}),
+          at: new Date().toISOString(),
+          authorisedBy: authority,
+        });
+        io.out(`sealed ${describe(approver)}`);
+        return EXIT.ok;
+      }
       case 'list': {
         const approvers = await directory.list();
         if (values.json) io.out(serializeApprovers(approvers));
         else if (approvers.length === 0) io.out('No approvers. Add one: veridex approvers add');
         else for (const approver of approvers) io.out(describe(approver));
+        // Rows nobody sealed count for nothing; say so, loudly, on stderr.
+        for (const entry of await directory.unsealed()) {
+          io.err(
+            `UNSEALED (ignored): ${entry.keyId ? `key ${entry.keyId} of ` : 'approver '}${entry.approver} — not sealed by directory key ${directory.seal.keyId}; written outside veridex, or before seals (veridex approvers seal)`,
+          );
+        }
         return EXIT.ok;
       }
       default: {

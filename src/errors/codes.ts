@@ -60,6 +60,7 @@ export const ERROR_CODES = [
   'identity_invalid',
   'identity_ambiguous',
   'approver_unknown',
+  'directory_read_only',
   'decision_unsigned',
   'decision_signature_invalid',
   'decision_key_unknown',

@@ -16,7 +16,9 @@ export type DirectoryChangeKind =
   | 'approver_added'
   | 'approver_revoked'
   | 'key_added'
-  | 'key_revoked';
+  | 'key_revoked'
+  // An operator sealed rows as they stood in the database (`veridex approvers seal`).
+  | 'entry_sealed';
 
 /**
  * What an approver signs to consent to a change of their own entry (README "Approvals inbox",

@@ -167,7 +167,9 @@ export function describeChange(record: Omit<DirectoryChangeRecord, 'description'
         ? `key ${record.keyId} of ${record.approver} revoked`
         : record.change === 'approver_added'
           ? `approver ${record.approver} added`
-          : `approver ${record.approver} revoked`;
+          : record.change === 'entry_sealed'
+            ? `${record.keyId ? `key ${record.keyId} of ` : 'approver '}${record.approver} sealed as stored`
+            : `approver ${record.approver} revoked`;
   const by = record.authorisedBy;
   const who =
     by.via === 'operator'

@@ -62,8 +62,20 @@ export {
   readDirectoryChanges,
   recordDirectoryChange,
 } from './directory-history.js';
+export {
+  DEFAULT_DIRECTORY_KEY_FILE,
+  DIRECTORY_ENTRY_PAYLOAD_TYPE,
+  DIRECTORY_KEY_ENV,
+  type DirectoryKeyOption,
+  DirectorySeal,
+  loadDirectorySeal,
+} from './directory-seal.js';
 export { MemoryApproverDirectory } from './memory-approver-directory.js';
-export { PostgresApproverDirectory } from './postgres-approver-directory.js';
+export {
+  PostgresApproverDirectory,
+  type PostgresApproverDirectoryOptions,
+  type UnsealedEntry,
+} from './postgres-approver-directory.js';
 export { type SignDecisionInput, signDecision } from './sign-decision.js';
 export { confusableSkeleton } from './skeleton.js';
 export { describeMalformedSignedDecision, MAX_REASON_LENGTH } from './statement-shape.js';

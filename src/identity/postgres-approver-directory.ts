@@ -9,10 +9,17 @@ import {
 } from './approver-directory.js';
 import { identityKey, tryIdentityKey } from './canonical-identity.js';
 import {
+  type DirectoryKeyOption,
+  type DirectorySeal,
+  loadDirectorySeal,
+} from './directory-seal.js';
+import {
   INSERT_APPROVER,
   INSERT_KEY,
   REVOKE_APPROVER,
   REVOKE_KEY,
+  SEAL_APPROVER,
+  SEAL_KEY,
   SELECT_ALL,
   SELECT_BY_IDENTITY_KEY,
   SELECT_BY_KEY_ID,
@@ -26,6 +33,7 @@ interface ApproverRow {
   roles: string[];
   added_at: Date;
   revoked_at: Date | null;
+  seal: string | null;
   keys: Array<{
     type: ApproverKey['type'];
     keyId: string;
@@ -33,16 +41,40 @@ interface ApproverRow {
     addedAt: string;
     revokedAt: string | null;
     credential: Record<string, unknown> | null;
+    seal: string | null;
   }>;
 }
 
-function fromRow(row: ApproverRow): Approver {
-  return {
+/** A row of the directory tables whose seal does not verify: it is ignored. */
+export interface UnsealedEntry {
+  approver: string;
+  /** Set when the row is one key of the approver; otherwise the approver row itself. */
+  keyId?: string;
+}
+
+/** Options of {@link PostgresApproverDirectory}. */
+export interface PostgresApproverDirectoryOptions extends DirectoryKeyOption {
+  now?: () => Date;
+  /**
+   * Called for every row read whose seal does not verify — someone wrote the tables without
+   * the directory key. The row is ignored either way; `ApprovalManager` records a
+   * `security_event` (`directory_entry_unsealed`).
+   */
+  onUnsealed?: (entry: UnsealedEntry) => void;
+}
+
+/** A row as stored, believed by no one: {@link PostgresApproverDirectory} checks its seals. */
+function rowEntries(row: ApproverRow): {
+  approver: Approver;
+  seal: string | null;
+  keySeals: Array<string | null>;
+} {
+  const approver: Approver = {
     id: row.id,
     displayName: row.display_name,
     roles: row.roles,
     keys: row.keys.map(
-      ({ revokedAt, credential, ...key }) =>
+      ({ revokedAt, credential, seal: _seal, ...key }) =>
         ({
           ...key,
           // A passkey's credential id, relying party, algorithm and transports.
@@ -54,44 +86,70 @@ function fromRow(row: ApproverRow): Approver {
     addedAt: row.added_at.toISOString(),
     ...(row.revoked_at ? { revokedAt: row.revoked_at.toISOString() } : {}),
   };
+  return { approver, seal: row.seal, keySeals: row.keys.map((key) => key.seal) };
 }
 
 /**
  * An {@link ApproverDirectory} in the database (`veridex_approvers`, `veridex_approver_keys`;
  * run `migrate()` first), shared by every process — the app, `veridex approvals`, the inbox.
  * Uniqueness of identities (by confusable skeleton) and keys is enforced by the database.
+ *
+ * The tables are not the authority: every approver and key is sealed with the directory key
+ * (see {@link loadDirectorySeal}) when it is added or revoked, and a row whose seal does not
+ * verify — an insider's `INSERT` of a key, an `UPDATE` of someone's roles, a revocation undone —
+ * is ignored by every lookup, so no decision signed with it counts.
+ *
+ * @example
+ * const directory = new PostgresApproverDirectory(db, { sealKey: '/etc/veridex/directory.key' });
  */
 export class PostgresApproverDirectory implements ApproverDirectory {
   readonly #db: Database;
   readonly #now: () => Date;
+  readonly #options: PostgresApproverDirectoryOptions;
+  #loaded: DirectorySeal | undefined;
 
-  constructor(db: Database, options: { now?: () => Date } = {}) {
+  /** The key is loaded on first use: @throws then `signer_key_invalid` if it does not load. */
+  constructor(db: Database, options: PostgresApproverDirectoryOptions = {}) {
     this.#db = db;
     this.#now = options.now ?? (() => new Date());
+    this.#options = options;
+  }
+
+  /** The directory seal this process checks rows with (and seals changes with). */
+  get seal(): DirectorySeal {
+    this.#loaded ??= loadDirectorySeal(this.#options);
+    return this.#loaded;
   }
 
   async get(id: string): Promise<Approver | undefined> {
     const key = tryIdentityKey(id);
     if (key === undefined) return undefined;
     const { rows } = await this.#db.query<ApproverRow>(SELECT_BY_IDENTITY_KEY, [key]);
-    return rows[0] && fromRow(rows[0]);
+    return rows[0] && this.#verified(rows[0]);
   }
 
   async findByKey(keyId: string): Promise<{ approver: Approver; key: ApproverKey } | undefined> {
     const { rows } = await this.#db.query<ApproverRow>(SELECT_BY_KEY_ID, [keyId]);
-    const approver = rows[0] && fromRow(rows[0]);
+    const approver = rows[0] && this.#verified(rows[0]);
     const key = approver?.keys.find((candidate) => candidate.keyId === keyId);
     return approver && key ? { approver, key } : undefined;
   }
 
   async list(): Promise<Approver[]> {
     const { rows } = await this.#db.query<ApproverRow>(SELECT_ALL);
-    return rows.map(fromRow);
+    return rows.flatMap((row) => this.#verified(row) ?? []);
+  }
+
+  /** Every row whose seal does not verify (what `veridex approvers list` warns about). */
+  async unsealed(): Promise<UnsealedEntry[]> {
+    const { rows } = await this.#db.query<ApproverRow>(SELECT_ALL);
+    return rows.flatMap((row) => this.#problems(row));
   }
 
   async add(init: ApproverInit): Promise<Approver> {
     const approver = buildApprover(init, this.#now());
     const key = identityKey(approver.id);
+    const seal = this.seal.sealApprover(approver);
     await this.#db.transaction(async (tx) => {
       const inserted = await tx.query(INSERT_APPROVER, [
         approver.id,
@@ -99,6 +157,7 @@ export class PostgresApproverDirectory implements ApproverDirectory {
         approver.displayName,
         JSON.stringify(approver.roles),
         approver.addedAt,
+        seal,
       ]);
       if (inserted.rowCount === 0) {
         const { rows } = await tx.query<{ id: string }>(SELECT_ID_BY_IDENTITY_KEY, [
@@ -112,7 +171,9 @@ export class PostgresApproverDirectory implements ApproverDirectory {
             : `"${approver.id}" looks like the existing approver "${existing}"`,
         );
       }
-      for (const entry of approver.keys) await insertKey(tx, approver.id, entry);
+      for (const entry of approver.keys) {
+        await insertKey(tx, approver.id, entry, this.seal.sealKey(approver.id, entry));
+      }
     });
     return approver;
   }
@@ -121,24 +182,94 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     const approver = await this.get(id);
     if (!approver) throw unknownApprover(id);
     const key = buildKey(publicKey, this.#now().toISOString());
-    await insertKey(this.#db, approver.id, key);
+    await insertKey(this.#db, approver.id, key, this.seal.sealKey(approver.id, key));
     return { ...approver, keys: [...approver.keys, key] };
   }
 
+  /** Revokes a sealed approver or key (an unsealed one already counts for nothing). */
   async revoke(id: string, options: { keyId?: string } = {}): Promise<Approver> {
     const approver = await this.get(id);
     if (!approver) throw unknownApprover(id);
-    const at = this.#now().toISOString();
-    if (options.keyId === undefined) await this.#db.query(REVOKE_APPROVER, [approver.id, at]);
-    else {
-      const { rowCount } = await this.#db.query(REVOKE_KEY, [approver.id, options.keyId, at]);
-      if (rowCount === 0) throw unknownApprover(`${id} with key ${options.keyId}`);
+    const revokedAt = this.#now().toISOString();
+    if (options.keyId === undefined) {
+      if (approver.revokedAt === undefined) {
+        const seal = this.seal.sealApprover({ ...approver, revokedAt });
+        await this.#db.query(REVOKE_APPROVER, [approver.id, revokedAt, seal]);
+      }
+    } else {
+      const key = approver.keys.find((candidate) => candidate.keyId === options.keyId);
+      if (!key) throw unknownApprover(`${id} with key ${options.keyId}`);
+      if (key.revokedAt === undefined) {
+        const seal = this.seal.sealKey(approver.id, { ...key, revokedAt });
+        await this.#db.query(REVOKE_KEY, [approver.id, key.keyId, revokedAt, seal]);
+      }
     }
-    return (await this.get(approver.id))!;
+    return (await this.get(approver.id)) ?? approver;
+  }
+
+  /**
+   * Seals an approver's rows as they stand in the database — the operator vouches for them
+   * (rows from before directory seals, or restored from a backup). Only `keyId` when given.
+   * @returns the approver as now sealed. @throws `approver_unknown`, `directory_read_only`.
+   */
+  async vouch(id: string, options: { keyId?: string } = {}): Promise<Approver> {
+    const key = tryIdentityKey(id);
+    const { rows } =
+      key === undefined
+        ? { rows: [] }
+        : await this.#db.query<ApproverRow>(SELECT_BY_IDENTITY_KEY, [key]);
+    if (!rows[0]) throw unknownApprover(id);
+    const { approver } = rowEntries(rows[0]);
+    const keys = approver.keys.filter(
+      (entry) => options.keyId === undefined || entry.keyId === options.keyId,
+    );
+    if (options.keyId !== undefined && keys.length === 0) {
+      throw unknownApprover(`${id} with key ${options.keyId}`);
+    }
+    await this.#db.transaction(async (tx) => {
+      if (options.keyId === undefined) {
+        await tx.query(SEAL_APPROVER, [approver.id, this.seal.sealApprover(approver)]);
+      }
+      for (const entry of keys) {
+        await tx.query(SEAL_KEY, [approver.id, entry.keyId, this.seal.sealKey(approver.id, entry)]);
+      }
+    });
+    return (await this.get(approver.id)) ?? approver;
+  }
+
+  /** The approver with only its sealed keys, or `undefined` when its own row is unsealed. */
+  #verified(row: ApproverRow): Approver | undefined {
+    const { approver, seal, keySeals } = rowEntries(row);
+    const problems = this.#problems(row);
+    for (const problem of problems) this.#options.onUnsealed?.(problem);
+    if (!this.seal.checkApprover(approver, seal)) return undefined;
+    return {
+      ...approver,
+      keys: approver.keys.filter((key, index) =>
+        this.seal.checkKey(approver.id, key, keySeals[index] ?? null),
+      ),
+    };
+  }
+
+  #problems(row: ApproverRow): UnsealedEntry[] {
+    const { approver, seal, keySeals } = rowEntries(row);
+    const problems: UnsealedEntry[] = [];
+    if (!this.seal.checkApprover(approver, seal)) problems.push({ approver: approver.id });
+    approver.keys.forEach((key, index) => {
+      if (!this.seal.checkKey(approver.id, key, keySeals[index] ?? null)) {
+        problems.push({ approver: approver.id, keyId: key.keyId });
+      }
+    });
+    return problems;
   }
 }
 
-async function insertKey(db: Queryable, approverId: string, key: ApproverKey): Promise<void> {
+async function insertKey(
+  db: Queryable,
+  approverId: string,
+  key: ApproverKey,
+  seal: string,
+): Promise<void> {
   const inserted = await db.query(INSERT_KEY, [
     key.keyId,
     approverId,
@@ -153,6 +284,7 @@ async function insertKey(db: Queryable, approverId: string, key: ApproverKey): P
           ...(key.transports ? { transports: key.transports } : {}),
         })
       : null,
+    seal,
   ]);
   if (inserted.rowCount === 0) {
     const { rows } = await db.query<{ approver_id: string }>(SELECT_KEY_OWNER, [key.keyId]);

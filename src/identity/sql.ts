@@ -1,11 +1,12 @@
-/** All SQL of the identity module. Tables: migrations 0009_approver_identity.sql and 0013_inbox.sql (passkey columns). */
+/** All SQL of the identity module. Tables: migrations 0009_approver_identity.sql, 0013_inbox.sql (passkey columns) and 0016_directory_seals.sql. */
 
 const APPROVER_WITH_KEYS = `
-SELECT a.id, a.display_name, a.roles, a.added_at, a.revoked_at,
+SELECT a.id, a.display_name, a.roles, a.added_at, a.revoked_at, a.seal,
   COALESCE(
     json_agg(json_build_object(
       'type', k.type, 'keyId', k.key_id, 'publicKey', k.public_key,
-      'addedAt', k.added_at, 'revokedAt', k.revoked_at, 'credential', k.credential
+      'addedAt', k.added_at, 'revokedAt', k.revoked_at, 'credential', k.credential,
+      'seal', k.seal
     ) ORDER BY k.added_at, k.key_id) FILTER (WHERE k.key_id IS NOT NULL),
     '[]'::json
   ) AS keys
@@ -25,22 +26,28 @@ GROUP BY a.id
 ORDER BY a.id`;
 
 export const INSERT_APPROVER = `
-INSERT INTO veridex_approvers (id, identity_key, display_name, roles, added_at)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO veridex_approvers (id, identity_key, display_name, roles, added_at, seal)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT DO NOTHING`;
 
 export const SELECT_ID_BY_IDENTITY_KEY = `SELECT id FROM veridex_approvers WHERE identity_key = $1 OR id = $2`;
 
 export const INSERT_KEY = `
-INSERT INTO veridex_approver_keys (key_id, approver_id, type, public_key, added_at, credential)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO veridex_approver_keys (key_id, approver_id, type, public_key, added_at, credential, seal)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (key_id) DO NOTHING`;
 
 export const SELECT_KEY_OWNER = `SELECT approver_id FROM veridex_approver_keys WHERE key_id = $1`;
 
+// Revoking rewrites the seal with the revocation time; a row already revoked keeps both.
 export const REVOKE_APPROVER = `
-UPDATE veridex_approvers SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`;
+UPDATE veridex_approvers SET revoked_at = $2, seal = $3 WHERE id = $1 AND revoked_at IS NULL`;
 
 export const REVOKE_KEY = `
-UPDATE veridex_approver_keys SET revoked_at = COALESCE(revoked_at, $3)
-WHERE approver_id = $1 AND key_id = $2`;
+UPDATE veridex_approver_keys SET revoked_at = $3, seal = $4
+WHERE approver_id = $1 AND key_id = $2 AND revoked_at IS NULL`;
+
+// An operator vouching for rows as they stand (`veridex approvers seal`).
+export const SEAL_APPROVER = `UPDATE veridex_approvers SET seal = $2 WHERE id = $1`;
+
+export const SEAL_KEY = `UPDATE veridex_approver_keys SET seal = $3 WHERE approver_id = $1 AND key_id = $2`;

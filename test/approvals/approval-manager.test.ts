@@ -349,6 +349,24 @@ describe('approver lists that cannot be compared', () => {
     }
   });
 
+  it('refuses a pack from plain JavaScript or JSON whose tiers could never expire or need no one (config_invalid)', () => {
+    const tier = { name: 't', approvers: ['alice'], timeoutMs: 1000 };
+    for (const broken of [
+      { tiers: [] },
+      { tiers: [{ ...tier, timeoutMs: undefined }] },
+      { tiers: [{ ...tier, timeoutMs: Number.POSITIVE_INFINITY }] },
+      { tiers: [{ ...tier, timeoutMs: -5 }] },
+      { tiers: [{ ...tier, requiredApprovals: 0 }] },
+      { tiers: [{ ...tier, requiredApprovals: 1.5 }] },
+      { tiers: [{ ...tier, approvers: 'alice' }] },
+    ]) {
+      expect(() => new ApprovalManager({ packs: { broken } as never })).toThrow(
+        expect.objectContaining({ code: 'config_invalid' }),
+      );
+    }
+    expect(() => new ApprovalManager({ packs: { fine: { tiers: [tier] } } })).not.toThrow();
+  });
+
   it('lists a request for an approver only when a decision by them would be accepted', async () => {
     // An insider wrote an uncomparable role into the directory and into the request's tier:
     // the listing must apply the decision's rule, under which nothing uncomparable matches.

@@ -6,3 +6,13 @@ if (!process.env.DATABASE_URL && process.env.CI !== 'true' && !process.env.VERID
       'Set DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run both.\n',
   );
 }
+
+// Every process of a test run — workers and the `veridex` children they start in other working
+// directories — seals and checks approver directory rows with one directory key, as the
+// processes of one deployment share theirs (README "Approver directory").
+if (!process.env.VERIDEX_DIRECTORY_KEY) {
+  process.env.VERIDEX_DIRECTORY_KEY = new URL(
+    '../../.veridex/keys/directory-ed25519.key',
+    import.meta.url,
+  ).pathname;
+}
