@@ -42,14 +42,15 @@ const refund = tool({
 const lead = generateKeyPair(); // the approver's key (in production: `veridex approvers keygen`)
 const signer = new Ed25519Signer(generateKeyPair().privateKey); // the agent's evidence key
 const audit = new AuditLog();
+const approvals = new ApprovalManager({
+  audit,
+  approvers: [{ id: 'support-lead', publicKeys: [lead.publicKey] }],
+});
 const governance = governanceMiddleware({
   tools: [refund],
   safetyClasses: { lookup_order: 'read' },
   audit,
-  approvals: new ApprovalManager({
-    audit,
-    approvers: [{ id: 'support-lead', publicKeys: [lead.publicKey] }],
-  }),
+  approvals,
   policy: new PolicyEngine({ audit, rules: [rules.denyTools(['delete_customer'])] }),
   budget: { maxToolCalls: 10 },
   evidence: { signers: [signer], subject: { agent: 'support-bot' } },
@@ -95,8 +96,10 @@ const done = await agent.invoke(
 console.log(`Agent: ${done.messages.at(-1)?.text}`);
 
 const sealed = governance.evidence('support-1');
+// The auditor checks the approvals against the approvers they trust (`veridex approvers export`).
 const check = verifyEvidence(JSON.parse(JSON.stringify(sealed?.bundle)), {
   keys: [signer.verifier()],
+  approvers: await approvals.directory.list(),
 });
 console.log(
   `Evidence: ${sealed?.events} events, ${check.valid ? 'verified' : `INVALID: ${check.reasons.join('; ')}`}`,

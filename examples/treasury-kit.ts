@@ -114,7 +114,11 @@ console.log(
 
 // 4. Evidence: sealed, then verified as an auditor would.
 const { bundle } = await kit.sealEvidence(threadId);
-const verified = verifyEvidence(JSON.parse(JSON.stringify(bundle)), { keys: [signer] });
+// Approvals count against the approvers the auditor trusts (`veridex approvers export`).
+const verified = verifyEvidence(JSON.parse(JSON.stringify(bundle)), {
+  keys: [signer],
+  approvers: await approvals.directory.list(),
+});
 console.log(
   `evidence: ${verified.valid ? 'valid' : verified.reasons.join('; ')}, events: ${verified.body?.events.map((e) => e.type).join(', ')}`,
 );

@@ -49,7 +49,8 @@ export interface VerifyEvidenceOptions {
   /**
    * The approver directory you trust (`parseApprovers(readFileSync('approvers.json'))`): each
    * signed decision's key must be one of its approver's. Without it, decision signatures are
-   * still checked, against the keys recorded in the bundle, and `keyTrusted` stays false.
+   * still checked, against the keys recorded in the bundle, and `keyTrusted` stays false — and
+   * they do not count toward any executed call's quorum (see `trustBundleKeys`).
    */
   approvers?: readonly TrustedApprover[];
   /**
@@ -65,6 +66,13 @@ export interface VerifyEvidenceOptions {
    * decisions still show as `unverified`; on a request opened `signed` they never count.
    */
   allowUnverified?: boolean;
+  /**
+   * Count approvals signed by keys only the bundle vouches for. Off by default: without
+   * `approvers`, a bundle whose executed calls needed approval is invalid — whoever holds the
+   * evidence key could have minted the approver keys too. The named opt-in for bundles from
+   * a deployment whose approver list you do not have (`veridex verify --trust-bundle-keys`).
+   */
+  trustBundleKeys?: boolean;
 }
 
 /**
@@ -131,7 +139,12 @@ export function verifyEvidence(
     : { checks: [], problems: [] };
   reasons.push(...decisions.problems);
   if (Array.isArray(body?.events)) {
-    reasons.push(...checkExecutedCalls(body.events, decisions.checks, unverifiedOption));
+    reasons.push(
+      ...checkExecutedCalls(body.events, decisions.checks, {
+        ...unverifiedOption,
+        trustBundleKeys: options.trustBundleKeys === true,
+      }),
+    );
   }
   let log: EvidenceLogCheck | undefined;
   if (checked.known) {

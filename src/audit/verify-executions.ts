@@ -9,6 +9,13 @@ export interface ExecutionCheckOptions {
    * opened `signed`, and never makes them verified: they stay marked `unverified`.
    */
   allowUnverified?: boolean;
+  /**
+   * Count signed decisions whose key the bundle itself carries but no trusted approver list
+   * vouches for (`veridex verify --trust-bundle-keys`). Off by default: whoever holds the
+   * evidence key could have minted both the approver keys and their signatures, so a quorum
+   * proves something only against the approvers you trust (`approvers`).
+   */
+  trustBundleKeys?: boolean;
 }
 
 /** The fewest approvals each route can ever need: a recorded smaller number is a forgery. */
@@ -157,7 +164,10 @@ function quorumProblem(
   }
   const best = Math.max(0, ...[...byTier.values()].map((approvers) => approvers.size));
   if (best >= required) return undefined;
-  return `approval ${facts.approvalId} (${facts.route}) has ${best} verifying approval(s) by distinct non-proposers in the bundle, ${required} required`;
+  const untrusted = decisions.some(
+    (check) => check.decision === 'approve' && check.status === 'valid' && !check.keyTrusted,
+  );
+  return `approval ${facts.approvalId} (${facts.route}) has ${best} verifying approval(s) by distinct non-proposers in the bundle, ${required} required${untrusted ? ' (signatures by keys only the bundle vouches for do not count: pass the approvers you trust, --approvers approvers.json, or accept the bundle’s own keys with --trust-bundle-keys)' : ''}`;
 }
 
 /** Whether a decision check may count toward this request's quorum. */
@@ -166,7 +176,7 @@ function counts(
   facts: RequestFacts,
   options: ExecutionCheckOptions,
 ): boolean {
-  if (check.status === 'valid') return true;
+  if (check.status === 'valid') return check.keyTrusted || options.trustBundleKeys === true;
   return (
     check.status === 'unverified' &&
     facts.identityMode === 'unverified' &&

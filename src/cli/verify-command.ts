@@ -30,6 +30,11 @@ Exit code 0 valid, 1 invalid, 2 usage error.
   --allow-unverified accept approvals decided in the explicit unverified development mode
                      (bare names: nobody proved who decided); without it such a bundle is
                      INVALID. They are still listed as UNVERIFIED.
+  --trust-bundle-keys
+                     without --approvers, count approvals signed by keys only the bundle
+                     vouches for; without either, a bundle whose executed calls needed
+                     approval is INVALID (whoever holds the evidence key could have minted
+                     approver keys too)
   --json             print the full verification result as JSON
 
 Trust files (--key files, --approvers) must be owned by you or root and writable by no one
@@ -46,13 +51,18 @@ export function verifyCommand(argv: string[], io: CliIo): number {
       approvers: { type: 'string' },
       since: { type: 'string', multiple: true },
       'allow-unverified': { type: 'boolean' },
+      'trust-bundle-keys': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
   const [file] = positionals;
   if (!file || positionals.length > 1) throw new UsageError('expected exactly one bundle file');
   const keys = verifierKeys(values);
-  const allowUnverified = values['allow-unverified'] ? { allowUnverified: true } : {};
+  // Both named opt-ins weaker than the default travel together into every verification.
+  const allowUnverified = {
+    ...(values['allow-unverified'] ? { allowUnverified: true } : {}),
+    ...(values['trust-bundle-keys'] ? { trustBundleKeys: true } : {}),
+  };
   let approvers: Approver[] | undefined;
   let history: { changes: DirectoryChangeRecord[]; problems: string[] } | undefined;
   if (values.approvers) {
@@ -205,7 +215,9 @@ export function verifyCommand(argv: string[], io: CliIo): number {
   }
   if (!approvers && result.decisions.some((check) => check.status === 'valid')) {
     io.out(
-      '  note        decision keys were checked against the keys in the bundle only; pass --approvers approvers.json to check them against the approvers you trust',
+      values['trust-bundle-keys']
+        ? '  warning     decision keys were checked against the keys in the bundle only, and counted (--trust-bundle-keys): whoever holds the evidence key could have minted them'
+        : '  note        decision keys were checked against the keys in the bundle only and count for no approval; pass --approvers approvers.json to check them against the approvers you trust',
     );
   }
   for (const reason of [...result.reasons, ...directoryProblems]) {

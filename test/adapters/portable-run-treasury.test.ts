@@ -10,7 +10,7 @@ import {
   pendingApprovalInterrupts,
   resumeThread,
 } from '../../src/nodes/index.js';
-import { signAs } from '../support/approvers.js';
+import { signAs, trustedApprovers } from '../support/approvers.js';
 import { describeEachDatabase, openBackend, uniqueSchema } from '../support/databases.js';
 import { signer } from '../treasury/kit-fixture.js';
 import { PAYOUT_PROMPT, treasuryRun } from './fixtures/treasury-run.js';
@@ -98,7 +98,10 @@ describeEachDatabase('a suspended treasury run moved to a fresh PGlite', ({ db }
     expect(events.slice(0, run.audit!.eventCount)).toEqual(run.audit!.events);
     expect((await target.audit.verify(THREAD)).valid).toBe(true);
     const { bundle } = await target.kit.sealEvidence(THREAD);
-    expect(verifyEvidence(JSON.parse(JSON.stringify(bundle)), { keys: [signer] }).valid).toBe(true);
+    const approvers = trustedApprovers(['alice@company.com', 'bob@company.com']);
+    expect(
+      verifyEvidence(JSON.parse(JSON.stringify(bundle)), { keys: [signer], approvers }).valid,
+    ).toBe(true);
   });
 
   it('exports an imported run byte for byte as it was exported', async () => {

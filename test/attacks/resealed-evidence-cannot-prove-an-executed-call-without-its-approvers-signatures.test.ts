@@ -42,16 +42,26 @@ function verify(
   threadId: string,
   events: readonly TraceEvent[],
   approvers?: readonly TrustedApprover[],
+  options: { trustBundleKeys?: boolean } = {},
 ) {
   const bundle = JSON.parse(JSON.stringify(sealEvidence({ threadId, events }, [agent])));
-  return verifyEvidence(bundle, { keys: [agent.verifier()], ...(approvers ? { approvers } : {}) });
+  return verifyEvidence(bundle, {
+    keys: [agent.verifier()],
+    ...(approvers ? { approvers } : {}),
+    ...options,
+  });
 }
 
 describe('a re-sealed bundle cannot prove an executed call without its approvers signatures', () => {
-  it('control: the honest bundle verifies, with and without the trusted approvers', async () => {
+  it('control: the honest bundle verifies with the trusted approvers; without them only by the named opt-in', async () => {
     const { events, threadId } = await paidThread('t-honest');
-    expect(verify(threadId, events).valid).toBe(true);
     expect(verify(threadId, events, trusted(['alice', 'bob', 'payout-bot'])).valid).toBe(true);
+    // Without a trust list the approvals prove nothing: the evidence key's holder could have
+    // minted the approver keys the bundle carries (fail closed; --trust-bundle-keys opts in).
+    const alone = verify(threadId, events);
+    expect(alone.valid).toBe(false);
+    expect(alone.reasons.join('\n')).toContain('--trust-bundle-keys');
+    expect(verify(threadId, events, undefined, { trustBundleKeys: true }).valid).toBe(true);
   });
 
   it('drops the policy decision and every approval event of the transfer, keeping tool_executed: an executed call with no policy decision at all is invalid', async () => {

@@ -6,6 +6,7 @@ import {
   type TraceEvent,
   verifyEvidence,
 } from '../../src/audit/index.js';
+import { trustedApprovers } from '../support/approvers.js';
 import { paidThread } from '../support/paid-thread.js';
 import { rewriteEvents } from '../support/rechain.js';
 
@@ -22,6 +23,7 @@ function verify(threadId: string, events: readonly TraceEvent[], allowUnverified
   const bundle = JSON.parse(JSON.stringify(sealEvidence({ threadId, events }, [agent])));
   return verifyEvidence(bundle, {
     keys: [agent.verifier()],
+    approvers: trustedApprovers(),
     ...(allowUnverified ? { allowUnverified } : {}),
   });
 }

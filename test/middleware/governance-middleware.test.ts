@@ -20,7 +20,12 @@ import {
 import { PolicyEngine, type PolicyRule, rules } from '../../src/policy/index.js';
 import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js';
 import { type AnyGovernedTool, tool } from '../../src/tools/index.js';
-import { signAs, TEST_APPROVERS, testApproverInits } from '../support/approvers.js';
+import {
+  signAs,
+  TEST_APPROVERS,
+  testApproverInits,
+  trustedApprovers,
+} from '../support/approvers.js';
 
 /** Side effects of the test tools, so tests can count executions. */
 interface Ledger {
@@ -385,6 +390,7 @@ describe('governanceMiddleware for createAgent', () => {
     expect(sealed).toBeDefined();
     const verification = verifyEvidence(JSON.parse(JSON.stringify(sealed!.bundle)), {
       keys: [signer.verifier()],
+      approvers: trustedApprovers(),
     });
     expect(verification.valid, verification.reasons.join('; ')).toBe(true);
     expect(verification.decisions.map((decision) => decision.approver)).toEqual(['alice']);

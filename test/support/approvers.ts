@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as ed from '@noble/ed25519';
-import type { ApproverInit, SignedDecision } from '../../src/identity/index.js';
-import { signDecision } from '../../src/identity/index.js';
+import type { Approver, ApproverInit, SignedDecision } from '../../src/identity/index.js';
+import { buildApprover, signDecision } from '../../src/identity/index.js';
 
 /** The people the tests approve as; each gets a deterministic Ed25519 key (seed = SHA-256 of the name). */
 export const TEST_APPROVERS = [
@@ -62,4 +62,9 @@ export function signAs(
     },
     testKey(name),
   );
+}
+
+/** The approvers an auditor trusts (as `veridex approvers export` writes them) for `names`. */
+export function trustedApprovers(names: readonly string[] = TEST_APPROVERS): Approver[] {
+  return testApproverInits(names).map((init) => buildApprover(init, new Date(0)));
 }

@@ -19,7 +19,7 @@ import {
 import { PolicyEngine } from '../../src/policy/index.js';
 import { type ScriptedTurn, scriptedModel, toMatchTrace } from '../../src/testing/index.js';
 import { ListSanctionsScreener } from '../../src/treasury/index.js';
-import { signAs } from '../support/approvers.js';
+import { signAs, trustedApprovers } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { ACME, type KitBackend, kitFixture, SANCTIONED, signer } from './kit-fixture.js';
 
@@ -132,7 +132,10 @@ function graphSuite(backend: () => KitBackend, checkpointer: () => BaseCheckpoin
     expect(security.map((e) => e.payload.kind)).toEqual(['proposer_cannot_approve']);
 
     const { bundle } = await f.kit.sealEvidence('payout');
-    const verified = verifyEvidence(JSON.parse(JSON.stringify(bundle)), { keys: [signer] });
+    const verified = verifyEvidence(JSON.parse(JSON.stringify(bundle)), {
+      keys: [signer],
+      approvers: trustedApprovers(['alice@company.com', 'bob@company.com']),
+    });
     expect(verified.valid).toBe(true);
     const events = verified.body!.events;
     const payloads = (type: string) => events.filter((e) => e.type === type).map((e) => e.payload);
