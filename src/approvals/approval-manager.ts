@@ -299,11 +299,16 @@ export class ApprovalManager {
       identityMode: this.identityMode,
       maxClockSkewMs: this.#options.maxClockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
     };
+    const logged = await this.#loggedFacts(request, expected.tiers[0]?.timeoutMs ?? 0);
+    // Tiers open from when the request was opened: the later of the row's claim and what the
+    // hash-chained approval_requested event recorded (an insider who backdates created_at and
+    // expires_at opens no tier early).
+    const opened = { ...request, createdAt: laterOf(request.createdAt, logged.openedAt) };
     let proof =
       request.status === 'edited'
-        ? await proveEdit(request, expected, this.directory)
-        : await proveQuorum(request, expected, this.directory);
-    if (proof.proven && (await this.#rejectionLogged(request))) {
+        ? await proveEdit(opened, expected, this.directory)
+        : await proveQuorum(opened, expected, this.directory);
+    if (proof.proven && logged.rejected) {
       proof = {
         proven: false,
         reason:
@@ -334,19 +339,30 @@ export class ApprovalManager {
   }
 
   /**
-   * Whether the hash-chained audit log holds a rejection of `request`: the row's decisions are
-   * a claim an insider can clear, the log is what they would have to rewrite (and re-chain,
-   * which earlier bundles and published heads expose) to reopen a rejected call.
+   * What the hash-chained audit log says of `request`: whether it holds a rejection, and when
+   * the request was opened. The row's decisions and times are claims an insider can edit; the
+   * log is what they would have to rewrite (and re-chain, which earlier bundles and published
+   * heads expose) to reopen a rejected call or open a tier early.
    */
-  async #rejectionLogged(request: ApprovalRequest): Promise<boolean> {
+  async #loggedFacts(
+    request: ApprovalRequest,
+    firstTierMs: number,
+  ): Promise<{ rejected: boolean; openedAt?: string }> {
     const audit = this.#options.audit;
-    if (!audit) return false;
-    return (await audit.events(request.threadId)).some(
-      (event) =>
-        event.type === 'approval_decided' &&
-        event.payload.approvalId === request.id &&
-        event.payload.decision === 'reject',
-    );
+    if (!audit) return { rejected: false };
+    let rejected = false;
+    let openedAt: string | undefined;
+    for (const event of await audit.events(request.threadId)) {
+      if (event.payload.approvalId !== request.id) continue;
+      if (event.type === 'approval_decided' && event.payload.decision === 'reject') rejected = true;
+      if (event.type === 'approval_requested' && openedAt === undefined) {
+        // Its expiresAt was set by the same clock as the row's createdAt + the first tier.
+        const expires = Date.parse(String(event.payload.expiresAt));
+        const at = Number.isFinite(expires) ? expires - firstTierMs : Date.parse(event.timestamp);
+        if (Number.isFinite(at)) openedAt = new Date(at).toISOString();
+      }
+    }
+    return { rejected, ...(openedAt ? { openedAt } : {}) };
   }
 
   /** Every request of a thread, oldest first (for evidence and UIs). */
@@ -744,6 +760,11 @@ function checkPackShapes(packs: Record<string, ApprovalPack>): void {
       }
     });
   }
+}
+
+/** The later of two ISO times (`b` may be missing). */
+function laterOf(a: string, b: string | undefined): string {
+  return b !== undefined && Date.parse(b) > Date.parse(a) ? b : a;
 }
 
 function notFound(id: string): VeridexError {

@@ -178,6 +178,10 @@ export class IsolatedProcessSandbox implements Sandbox {
     const key = JSON.stringify([entry.args, entry.readPaths, env, egress ?? null]);
     const start = () => this.#start(entry, env, egress);
     for (const notice of this.#resources.weakenedNotices()) request.onViolation(notice);
+    // Nothing the tool left may carry a set-uid or set-gid bit when its call starts either: an
+    // operator's set-gid directory would hand the bit to every directory the tool nests below
+    // it, at any depth (a prewarmed child runs no tool code before this call drives it).
+    sweepJail(options.jailRoot, request.onViolation);
     const child = this.#warm.take(key, start);
     this.#proxies.get(child)?.attach({ report: request.onViolation, signal: request.signal });
     let response: Awaited<ReturnType<SandboxChild['drive']>>;
@@ -262,6 +266,8 @@ export class IsolatedProcessSandbox implements Sandbox {
       usage: readProcessTreeUsage,
       admit: resources.admit,
       oomKilled: resources.oomKilled,
+      // A bundle or snapshot child runs its tool's code only once a call drives it.
+      awaitsCallStart: entry.mode !== 'module',
       onExit: () => {
         resources.release();
         proxy?.close();

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Duplex, Readable } from 'node:stream';
 import { VeridexError } from '../errors/index.js';
 import { decodeStoredJson, encodeStoredJson } from '../tools/stored-json.js';
+import { CALL_START } from './call-start.js';
 import type { ChildRequest, ChildResponse } from './child-protocol.js';
 import { FS_CHANNEL_FD } from './fs-channel.js';
 import { type ProcessUsage, readProcessUsage } from './process-usage.js';
@@ -44,6 +45,11 @@ export interface ChildLaunch {
   admit?: (pid: number) => void;
   /** Whether the kernel killed the child for exceeding its memory (a cgroup's OOM killer). */
   oomKilled?: () => boolean;
+  /**
+   * The program waits for {@link CALL_START} on stdin before running tool code (an isolated
+   * child's bundle or snapshot, see call-start.ts): {@link SandboxChild.drive} writes it first.
+   */
+  awaitsCallStart?: boolean;
 }
 
 type Limit = 'cpu' | 'memory' | 'time' | 'output' | 'processes';
@@ -68,11 +74,13 @@ export class SandboxChild {
   #onData: (bytes: number) => void = () => undefined;
   readonly #usage: (pid: number) => ProcessUsage | undefined;
   readonly #oomKilled: () => boolean;
+  readonly #awaitsCallStart: boolean;
 
   private constructor(child: ChildProcess, launch: ChildLaunch) {
     this.#child = child;
     this.#usage = launch.usage ?? readProcessUsage;
     this.#oomKilled = launch.oomKilled ?? (() => false);
+    this.#awaitsCallStart = launch.awaitsCallStart === true;
     const results = child.stdio[3] as Readable;
     results.on('data', (chunk: Buffer) => {
       this.#resultBytes += chunk.length;
@@ -217,7 +225,8 @@ export class SandboxChild {
     let response: ChildResponse | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     try {
-      child.stdin?.end(encodeStoredJson(request));
+      const encoded = Buffer.from(encodeStoredJson(request), 'utf8');
+      child.stdin?.end(this.#awaitsCallStart ? Buffer.concat([CALL_START, encoded]) : encoded);
       await Promise.race([this.#resultEnded, this.#closed]);
       if (limit === undefined && !aborted && this.#resultBytes > 0) response = this.#decode();
       if (response)

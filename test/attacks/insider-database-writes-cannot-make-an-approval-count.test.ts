@@ -133,6 +133,38 @@ describeEachDatabase('an insider with database write access but no approver key'
     expect(ledger.transfers).toHaveLength(0);
   });
 
+  it('backdates created_at and expires_at by 90 minutes: the tier the audit log says opened an hour from now does not count one approval', async () => {
+    const db = context.db();
+    const packs: Record<string, ApprovalPack> = {
+      escalation: {
+        tiers: [
+          { name: 'ops-pair', approvers: ['role:ops'], requiredApprovals: 2, timeoutMs: HOUR },
+          {
+            name: 'after-hours',
+            approvers: ['role:ops', 'role:director'],
+            requiredApprovals: 1,
+            timeoutMs: HOUR,
+          },
+        ],
+      },
+    };
+    const { graph, ledger, approvals } = await graphOn(db, {
+      route: 'policy_pack',
+      packs,
+      roles: { alice: ['ops'], bob: ['ops'] },
+    });
+    const pending = await suspended(graph, 't-backdated');
+    await db.query(
+      `UPDATE veridex_approvals SET created_at = created_at - interval '90 minutes',
+         expires_at = expires_at - interval '90 minutes' WHERE id = $1`,
+      [pending.approvalId],
+    );
+    // The row now says tier 1 opened half an hour ago: alice alone is counted there at decide time.
+    await tryDecide(approvals, pending.approvalId, signAs(pending, 'alice'));
+    await graph.invoke(new Command({ resume: RECHECK }), config('t-backdated'));
+    expect(ledger.transfers).toHaveLength(0);
+  });
+
   it("with alice's revoked (stolen) key, writes a backdated signed statement into the row: a key revoked before the request was opened never approves it", async () => {
     const db = context.db();
     const { graph, ledger, approvals } = await graphOn(db, { route: 'human_required' });

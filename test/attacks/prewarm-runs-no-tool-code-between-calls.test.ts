@@ -1,6 +1,6 @@
 // Adversary 2 (a hostile tool author): with `prewarm`, the next call's child is started when the
 // previous call ends, and a tool module's snapshot deserialize callback runs in it at once,
-// outside any call's timeout and watchdog. OPEN (issue 30): this attack still works.
+// outside any call's timeout and watchdog — unless the child waits for its call to start.
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';

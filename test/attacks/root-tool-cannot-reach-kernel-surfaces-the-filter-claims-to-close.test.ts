@@ -54,15 +54,15 @@ describeIsolated('a hostile tool against the IsolatedProcessSandbox kernel surfa
 
   it('leaves no set-gid directory in the jail, however deep the tool nests it', async () => {
     // A fresh jail holding an operator's shared directory, set-gid so files keep its group (a
-    // common layout). The first call runs while it is still set-gid (the sweep strips it after).
+    // common layout).
     const own = attackJail('veridex-attack30-setgid-');
     const jail = own.jail;
     mkdirSync(join(jail, 'shared'));
     chmodSync(join(jail, 'shared'), 0o2775);
     const box = new IsolatedProcessSandbox({ jailRoot: jail, timeoutMs: 60_000 });
     try {
-      // 80 levels under the operator's set-gid directory: each new directory inherits S_ISGID
-      // from its parent (the kernel does it, no chmod needed); the sweep stops at depth 64.
+      // 80 levels under the operator's set-gid directory: each new directory would inherit
+      // S_ISGID from its parent (the kernel does it, no chmod needed) below the sweep's depth 64.
       const chain = Array.from({ length: 80 }, () => 'd').join('/');
       const { result, securityEvents } = await runHostileTool(
         box,
@@ -76,9 +76,9 @@ describeIsolated('a hostile tool against the IsolatedProcessSandbox kernel surfa
         path = join(path, 'd');
         if ((statSync(path).mode & 0o6000) !== 0) left.push(String(depth));
       }
-      // The sweep noticed the ones it reached...
+      // The operator's set-gid directory is reported (and stripped before the call starts)...
       expect(securityEvents.length).toBeGreaterThan(0);
-      // ...but a tool that nests deeper than the sweep walks keeps set-gid directories on the host.
+      // ...so nothing the tool nests below it, at any depth, inherits the bit.
       expect(left, `set-gid directories left at depths ${left.join(',')}`).toEqual([]);
     } finally {
       await box.close();

@@ -1,0 +1,33 @@
+import { readSync } from 'node:fs';
+
+/**
+ * The byte a parent writes to an isolated child's stdin when a call starts, before the request.
+ * A child started ahead of time (`prewarm`) blocks on it before any tool code runs, so the tool
+ * runs only inside a call: under its timeout, its watchdog and after the jail was swept.
+ */
+export const CALL_START = Buffer.from([0x47]);
+
+/**
+ * Blocks until the call-start byte arrives on stdin (fd 0). Any other byte, or end of input,
+ * means the parent is not driving a call: the child exits without running tool code.
+ */
+export function awaitCallStart(): void {
+  const byte = Buffer.alloc(1);
+  for (;;) {
+    let read: number;
+    try {
+      read = readSync(0, byte, 0, 1, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        // A non-blocking pipe: wait without spinning.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+        continue;
+      }
+      if (code === 'EOF') read = 0;
+      else throw error;
+    }
+    if (read === 1 && byte[0] === CALL_START[0]) return;
+    process.exit(125);
+  }
+}
