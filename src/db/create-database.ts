@@ -10,10 +10,9 @@ import { inUseError, PgliteLock, type PgliteLockHolder } from './pglite-lock.js'
 import { type ExposedPglite, exposePglite } from './pglite-socket.js';
 import { rearmPgliteTimers, unrefPgliteTimers } from './pglite-timers.js';
 import { PoolDatabase } from './pool-database.js';
+import { checkSchemaName, quoteIdentifier, searchPathOption } from './schema-name.js';
 import { SessionGate } from './session-gate.js';
 import { SharedSessionDatabase } from './shared-session-database.js';
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * Opens the database every persistent part of the library uses: PostgreSQL through `pg`
@@ -31,12 +30,7 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
   const target = resolveDatabaseTarget(options);
   const url = target.kind === 'url' ? new URLOrText(target.url) : undefined;
   const schema = options.schema ?? url?.schema ?? 'public';
-  if (!SCHEMA_NAME.test(schema)) {
-    throw new VeridexError(
-      'config_invalid',
-      `Schema name "${schema}" is not allowed: use lower-case letters, digits and underscores, starting with a letter or underscore.`,
-    );
-  }
+  checkSchemaName(schema);
   if (target.kind === 'url') {
     return openUrl(url!.connectionString, schema, options.maxConnections ?? 10);
   }
@@ -182,10 +176,10 @@ function openUrl(url: string, schema: string, max: number): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    // Quoted so that a schema named like a keyword still works; the name was validated above.
+    // Quoted (and escaped for libpq) so that any schema name PostgreSQL accepts works.
     // The configured schema alone, never `public` after it: in a schema nobody migrated, a
     // fall-through would write audit events and approvals where nobody looks (README, Database).
-    options: `-c search_path="${schema}"`,
+    options: searchPathOption(schema),
   });
   // Without a listener an idle client's socket error would crash the process; the next
   // checkout opens a fresh connection instead.
@@ -243,7 +237,7 @@ function openPglite(instance: PGlite, schema: string, options: OpenPgliteOptions
       if (state.gate?.takeForeignUse()) state.currentSchema = undefined;
       if (state.currentSchema === schema) return;
       // The schema alone, without `public` (see openUrl).
-      await client.query(`SET search_path TO "${schema}"`);
+      await client.query(`SET search_path TO ${quoteIdentifier(schema)}`);
       state.currentSchema = schema;
     },
     dispose: async () => {

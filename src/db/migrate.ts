@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { VeridexError } from '../errors/index.js';
 import type { Database } from './database.js';
+import { quoteIdentifier } from './schema-name.js';
 
 /** One numbered, append-only schema change. */
 export interface Migration {
@@ -59,15 +60,15 @@ export async function migrate(db: Database): Promise<MigrateResult> {
   const result = await db.transaction(async (tx) => {
     // Keyed by schema so that tests migrating isolated schemas do not queue on each other.
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`veridex.migrate:${db.schema}`]);
-    await tx.query(`CREATE SCHEMA IF NOT EXISTS "${db.schema}"`);
-    await tx.query(`CREATE TABLE IF NOT EXISTS "${db.schema}".veridex_migrations (
+    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(db.schema)}`);
+    await tx.query(`CREATE TABLE IF NOT EXISTS ${quoteIdentifier(db.schema)}.veridex_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,
       checksum text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
     const { rows } = await tx.query<{ version: number; name: string; checksum: string }>(
-      `SELECT version, name, checksum FROM "${db.schema}".veridex_migrations`,
+      `SELECT version, name, checksum FROM ${quoteIdentifier(db.schema)}.veridex_migrations`,
     );
     const applied = new Map(rows.map((row) => [row.version, row]));
     const names: string[] = [];
@@ -85,7 +86,7 @@ export async function migrate(db: Database): Promise<MigrateResult> {
       }
       await tx.query(migration.sql);
       await tx.query(
-        `INSERT INTO "${db.schema}".veridex_migrations (version, name, checksum) VALUES ($1, $2, $3)`,
+        `INSERT INTO ${quoteIdentifier(db.schema)}.veridex_migrations (version, name, checksum) VALUES ($1, $2, $3)`,
         [migration.version, migration.name, migration.checksum],
       );
       names.push(migration.name);

@@ -1,6 +1,7 @@
 import { VeridexError } from '../errors/index.js';
 import type { DatabaseLocation } from './db-errors.js';
 import { listMigrations } from './migrate.js';
+import { quoteIdentifier } from './schema-name.js';
 
 /**
  * SQLSTATEs a statement gets when a name it uses is not in the handle's schema: undefined_table
@@ -43,7 +44,10 @@ export async function explainMissingName(
       [schema],
     );
     if (table.rows.length === 0) return notMigrated(schema, location, undefined, error);
-    const { rows } = await run(`SELECT version FROM "${schema}".veridex_migrations`, []);
+    const { rows } = await run(
+      `SELECT version FROM ${quoteIdentifier(schema)}.veridex_migrations`,
+      [],
+    );
     const applied = new Set(rows.map((row) => Number(row.version)));
     missing = listMigrations()
       .map((migration) => migration.version)

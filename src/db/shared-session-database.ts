@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Database, Queryable, QueryOptions, TransactionOptions } from './database.js';
 import type { PoolDatabase } from './pool-database.js';
+import { quoteIdentifier } from './schema-name.js';
 
 /**
  * A {@link Database} over another process's PGlite, reached through the socket it exposes.
@@ -34,7 +35,7 @@ export class SharedSessionDatabase implements Database {
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
     return this.#inner.transaction(async (tx) => {
       // The schema name was validated by createDatabase; the schema alone, without `public`.
-      await tx.query(`SET LOCAL search_path TO "${this.schema}"`);
+      await tx.query(`SET LOCAL search_path TO ${quoteIdentifier(this.schema)}`);
       return fn(tx);
     }, options);
   }

@@ -1,5 +1,7 @@
 // All SQL of the memory module. Tables are created by src/db/migrations/0006_memory.sql; the
 // optional pgvector column by VECTOR_SETUP below (a conditional step, see vector-setup.ts).
+
+import { quoteIdentifier } from '../db/schema-name.js';
 import { VeridexError } from '../errors/index.js';
 
 /** Collects positional parameters while a statement is assembled. */
@@ -30,8 +32,8 @@ export interface VectorSql {
 /** pgvector names in `schema`. */
 export function vectorSql(schema: string): VectorSql {
   return {
-    type: `"${schema}".vector`,
-    cosineDistance: `OPERATOR("${schema}".<=>)`,
+    type: `${quoteIdentifier(schema)}.vector`,
+    cosineDistance: `OPERATOR(${quoteIdentifier(schema)}.<=>)`,
   };
 }
 

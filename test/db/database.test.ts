@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDatabase, listMigrations, migrate } from '../../src/db/index.js';
+import { quoteIdentifier } from '../../src/db/schema-name.js';
 import { VeridexError } from '../../src/errors/index.js';
 import {
   describeEachDatabase,
@@ -100,6 +101,25 @@ describeEachDatabase('Database', ({ backend, db, open }) => {
     expect((error as Error).message).toContain('append-only');
   });
 
+  it('quotes any schema name PostgreSQL holds: a hyphen (PostgresSaver accepts custom-schema), a space, upper case, a quote, a backslash — each lands in exactly that schema', async () => {
+    const suffix = uniqueSchema().slice(-8);
+    for (const name of ['custom-schema', 'Two Words', 'x"; DROP TABLE y; --', 'back\\slash']) {
+      const schema = `${name} ${suffix}`;
+      const handle = await openBackend(backend, schema);
+      try {
+        await migrate(handle);
+        await handle.query('SELECT count(*) FROM veridex_audit_events');
+        const { rows } = await handle.query<{ schema: string }>(
+          `SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = 'veridex_audit_events'`,
+        );
+        expect(rows.map((row) => row.schema)).toContain(schema);
+      } finally {
+        await handle.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`);
+        await handle.close();
+      }
+    }
+  });
+
   it('serialises concurrent migrations of a fresh schema', async () => {
     const schema = uniqueSchema();
     const handles = await Promise.all([1, 2, 3].map(() => openBackend(backend, schema)));
@@ -115,12 +135,13 @@ describeEachDatabase('Database', ({ backend, db, open }) => {
 });
 
 describe('createDatabase', () => {
-  it('rejects a schema name that could inject SQL', async () => {
-    const error = await createDatabase({
-      dataDir: 'memory://',
-      schema: 'x"; DROP TABLE y; --',
-    }).catch((caught: unknown) => caught);
-    expect(VeridexError.is(error, 'config_invalid')).toBe(true);
+  it('refuses a schema name PostgreSQL cannot hold (empty, over 63 bytes, NUL, pg_*)', async () => {
+    for (const schema of ['', 'x'.repeat(64), 'é'.repeat(32), 'a\u0000b', 'pg_mine']) {
+      const error = await createDatabase({ dataDir: 'memory://', schema }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(VeridexError.is(error, 'config_invalid'), JSON.stringify(schema)).toBe(true);
+    }
   });
 
   it('reports an unreachable server as db_unavailable naming the host, never the password', async () => {
