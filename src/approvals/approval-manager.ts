@@ -1,4 +1,4 @@
-import { type AuditLog, canonicalJson, deriveEventId, sha256Hex } from '../audit/index.js';
+import { type AuditLog, deriveEventId, sha256Hex } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import {
@@ -21,6 +21,7 @@ import {
   type DecisionAttempt,
   mayDecideAt,
 } from './apply-decision.js';
+import { deriveApprovalId } from './approval-id.js';
 import type { ApprovalStore } from './approval-store.js';
 import { MemoryApprovalStore } from './memory-approval-store.js';
 import { PostgresApprovalStore } from './postgres-approval-store.js';
@@ -166,7 +167,7 @@ export class ApprovalManager {
 
   /** The deterministic id of the request for `subjectId` (a tool call id) in a thread. */
   static approvalId(threadId: string, subjectId: string, revision = 0): string {
-    return `apr_${sha256Hex(canonicalJson([threadId, subjectId, revision])).slice(0, 24)}`;
+    return deriveApprovalId(threadId, subjectId, revision);
   }
 
   /**
@@ -304,10 +305,11 @@ export class ApprovalManager {
     // hash-chained approval_requested event recorded (an insider who backdates created_at and
     // expires_at opens no tier early).
     const opened = { ...request, createdAt: laterOf(request.createdAt, logged.openedAt) };
+    const withLog = { ...expected, countedAt: logged.countedAt };
     let proof =
       request.status === 'edited'
-        ? await proveEdit(opened, expected, this.directory)
-        : await proveQuorum(opened, expected, this.directory);
+        ? await proveEdit(opened, withLog, this.directory)
+        : await proveQuorum(opened, withLog, this.directory);
     if (proof.proven && logged.rejected) {
       proof = {
         proven: false,
@@ -347,14 +349,21 @@ export class ApprovalManager {
   async #loggedFacts(
     request: ApprovalRequest,
     firstTierMs: number,
-  ): Promise<{ rejected: boolean; openedAt?: string }> {
+  ): Promise<{ rejected: boolean; openedAt?: string; countedAt: Map<string, string> }> {
+    const countedAt = new Map<string, string>();
     const audit = this.#options.audit;
-    if (!audit) return { rejected: false };
+    if (!audit) return { rejected: false, countedAt };
     let rejected = false;
     let openedAt: string | undefined;
     for (const event of await audit.events(request.threadId)) {
       if (event.payload.approvalId !== request.id) continue;
-      if (event.type === 'approval_decided' && event.payload.decision === 'reject') rejected = true;
+      if (event.type === 'approval_decided') {
+        if (event.payload.decision === 'reject') rejected = true;
+        const signature = (event.payload.signed as { signature?: unknown } | undefined)?.signature;
+        if (typeof signature === 'string' && !countedAt.has(signature)) {
+          countedAt.set(signature, event.timestamp);
+        }
+      }
       if (event.type === 'approval_requested' && openedAt === undefined) {
         // Its expiresAt was set by the same clock as the row's createdAt + the first tier.
         const expires = Date.parse(String(event.payload.expiresAt));
@@ -362,7 +371,7 @@ export class ApprovalManager {
         if (Number.isFinite(at)) openedAt = new Date(at).toISOString();
       }
     }
-    return { rejected, ...(openedAt ? { openedAt } : {}) };
+    return { rejected, countedAt, ...(openedAt ? { openedAt } : {}) };
   }
 
   /** Every request of a thread, oldest first (for evidence and UIs). */

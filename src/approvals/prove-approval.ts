@@ -25,6 +25,12 @@ export interface ApprovalExpectation {
   identityMode: IdentityMode;
   /** How far a signed time may be off (the manager's `maxClockSkewMs`). */
   maxClockSkewMs: number;
+  /**
+   * When the hash-chained audit log recorded each decision of this request as counted, by
+   * signature. A decision by a key revoked since counts only if it was counted before the
+   * revocation — its signed time is the signer's claim, and a thief can backdate it.
+   */
+  countedAt?: ReadonlyMap<string, string>;
 }
 
 /** The outcome of re-proving a request from its recorded decisions. */
@@ -155,9 +161,18 @@ async function recordProblem(
   ) {
     return `the directory's public key for ${keyId} is not the key that id names`;
   }
-  const revokedAt = found.key.revokedAt ?? found.approver.revokedAt;
-  if (revokedAt !== undefined && Date.parse(revokedAt) <= signedAt) {
-    return `key ${keyId} was revoked at ${revokedAt}, before the statement was signed`;
+  // The earlier of the key's and its approver's revocation.
+  const revokedAt = [found.key.revokedAt, found.approver.revokedAt]
+    .filter((at): at is string => at !== undefined)
+    .sort((a, b) => Date.parse(a) - Date.parse(b))[0];
+  if (revokedAt !== undefined) {
+    if (Date.parse(revokedAt) <= signedAt) {
+      return `key ${keyId} was revoked at ${revokedAt}, before the statement was signed`;
+    }
+    const counted = expected.countedAt?.get(signature);
+    if (counted === undefined || !(Date.parse(counted) < Date.parse(revokedAt))) {
+      return `key ${keyId} was revoked at ${revokedAt}, and the audit log does not record this decision counted before then (a revoked key's signed time is only its holder's claim)`;
+    }
   }
   const problem = signatureProblem(
     {

@@ -1,3 +1,5 @@
+import { deriveApprovalId } from '../approvals/approval-id.js';
+import { toolProposalHash } from '../policy/tool-proposal-hash.js';
 import type { TraceEvent } from './trace-event.js';
 import type { DecisionCheck } from './verify-decisions.js';
 
@@ -79,7 +81,14 @@ export function checkExecutedCalls(
       latestDecision.set(payload.toolCallId, payload);
       continue;
     }
-    if (event.type !== 'tool_executed' || typeof payload.toolCallId !== 'string') continue;
+    if (event.type !== 'tool_executed') continue;
+    if (typeof payload.toolCallId !== 'string') {
+      // Every execution the library records names its call: one that does not is unaccounted.
+      problems.push(
+        `a tool_executed event (${String(payload.toolName ?? 'unnamed tool').slice(0, 80)}) names no tool call id`,
+      );
+      continue;
+    }
     const callId = payload.toolCallId;
     const decision = latestDecision.get(callId);
     const callRequests = requests.get(callId) ?? [];
@@ -103,6 +112,8 @@ export function checkExecutedCalls(
         decision.verdict === 'escalate' && facts.proposalHash === decision.proposalHash;
       const decisions = decisionsOf.get(facts.approvalId) ?? [];
       if (executedThisVersion) {
+        const bound = bindingProblem(events, event.threadId, callId, facts);
+        if (bound) problems.push(`call ${callId} was executed, but ${bound}`);
         const problem = quorumProblem(
           facts,
           decisions,
@@ -137,6 +148,55 @@ export function checkExecutedCalls(
     }
   }
   return problems;
+}
+
+/**
+ * The signatures are over an approval id and a proposal hash; the bundle shows arguments. Both
+ * are recomputed here from what the bundle shows — the approval id from this thread and call,
+ * the hash from the recorded arguments — so real signatures cannot be carried to another
+ * thread's call, nor arguments swapped under them.
+ */
+function bindingProblem(
+  events: readonly TraceEvent[],
+  threadId: string,
+  callId: string,
+  facts: RequestFacts,
+): string | undefined {
+  const proposed = events.find(
+    (event) =>
+      event.type === 'tool_proposed' &&
+      event.payload.toolCallId === callId &&
+      event.payload.proposalHash === facts.proposalHash,
+  );
+  if (!proposed) {
+    return `the bundle holds no tool_proposed event for the version approval ${facts.approvalId} was requested for`;
+  }
+  const { toolName, schemaHash, arguments: args, revision } = proposed.payload;
+  let recomputed: string | undefined;
+  try {
+    recomputed = toolProposalHash({
+      kind: 'tool',
+      toolName: String(toolName),
+      schemaHash: String(schemaHash),
+      arguments: (args ?? {}) as Record<string, unknown>,
+      threadId,
+      toolCallId: callId,
+    });
+  } catch {
+    recomputed = undefined;
+  }
+  if (recomputed !== facts.proposalHash) {
+    return `the arguments recorded for it are not the proposal approval ${facts.approvalId} was signed for (its hash does not recompute)`;
+  }
+  const expectedId = deriveApprovalId(
+    threadId,
+    callId,
+    typeof revision === 'number' ? revision : 0,
+  );
+  if (facts.approvalId !== expectedId) {
+    return `approval ${facts.approvalId} is not the approval of this thread's call (${expectedId})`;
+  }
+  return undefined;
 }
 
 function quorumProblem(

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../db/index.js';
+import { VeridexError } from '../errors/index.js';
 import type { Approver, ApproverInit, ApproverKey, PasskeyInit } from './approver.js';
 import {
   type ApproverDirectory,
@@ -7,7 +8,7 @@ import {
   buildKey,
   unknownApprover,
 } from './approver-directory.js';
-import { identityKey, tryIdentityKey } from './canonical-identity.js';
+import { canonicalIdentity, identityKey, tryIdentityKey } from './canonical-identity.js';
 import {
   type DirectoryKeyOption,
   type DirectorySeal,
@@ -29,10 +30,11 @@ import {
 
 interface ApproverRow {
   id: string;
+  identity_key: string;
   display_name: string;
   roles: string[];
-  added_at: Date;
-  revoked_at: Date | null;
+  added_at: Date | string;
+  revoked_at: Date | string | null;
   seal: string | null;
   keys: Array<{
     type: ApproverKey['type'];
@@ -63,6 +65,17 @@ export interface PostgresApproverDirectoryOptions extends DirectoryKeyOption {
   onUnsealed?: (entry: UnsealedEntry) => void;
 }
 
+/**
+ * A stored time as ISO text, never throwing: a value no seal could cover (`infinity`, a
+ * malformed string) becomes text that fails its seal, so the row is ignored, not fatal.
+ */
+function isoTime(value: Date | string | null | undefined): string {
+  const time = value instanceof Date ? value.getTime() : Date.parse(String(value));
+  return Number.isFinite(time)
+    ? new Date(time).toISOString()
+    : `invalid:${String(value).slice(0, 40)}`;
+}
+
 /** A row as stored, believed by no one: {@link PostgresApproverDirectory} checks its seals. */
 function rowEntries(row: ApproverRow): {
   approver: Approver;
@@ -78,13 +91,13 @@ function rowEntries(row: ApproverRow): {
         ({
           ...key,
           // A passkey's credential id, relying party, algorithm and transports.
-          ...(credential ?? {}),
-          addedAt: new Date(key.addedAt).toISOString(),
-          ...(revokedAt ? { revokedAt: new Date(revokedAt).toISOString() } : {}),
+          ...(typeof credential === 'object' && credential !== null ? credential : {}),
+          addedAt: isoTime(key.addedAt),
+          ...(revokedAt ? { revokedAt: isoTime(revokedAt) } : {}),
         }) as ApproverKey,
     ),
-    addedAt: row.added_at.toISOString(),
-    ...(row.revoked_at ? { revokedAt: row.revoked_at.toISOString() } : {}),
+    addedAt: isoTime(row.added_at),
+    ...(row.revoked_at ? { revokedAt: isoTime(row.revoked_at) } : {}),
   };
   return { approver, seal: row.seal, keySeals: row.keys.map((key) => key.seal) };
 }
@@ -122,10 +135,22 @@ export class PostgresApproverDirectory implements ApproverDirectory {
   }
 
   async get(id: string): Promise<Approver | undefined> {
+    const row = await this.#rowNamed(id);
+    return row && this.#verified(row);
+  }
+
+  /**
+   * The stored row for the approver named `id`: the one whose own (sealed) id has `id`'s
+   * identity key — never a row an insider pointed the unsealed `identity_key` column at.
+   */
+  async #rowNamed(id: string): Promise<ApproverRow | undefined> {
     const key = tryIdentityKey(id);
     if (key === undefined) return undefined;
-    const { rows } = await this.#db.query<ApproverRow>(SELECT_BY_IDENTITY_KEY, [key]);
-    return rows[0] && this.#verified(rows[0]);
+    const { rows } = await this.#db.query<ApproverRow>(SELECT_BY_IDENTITY_KEY, [
+      key,
+      canonicalIdentity(id),
+    ]);
+    return rows.find((row) => tryIdentityKey(row.id) === key);
   }
 
   async findByKey(keyId: string): Promise<{ approver: Approver; key: ApproverKey } | undefined> {
@@ -213,13 +238,15 @@ export class PostgresApproverDirectory implements ApproverDirectory {
    * @returns the approver as now sealed. @throws `approver_unknown`, `directory_read_only`.
    */
   async vouch(id: string, options: { keyId?: string } = {}): Promise<Approver> {
-    const key = tryIdentityKey(id);
-    const { rows } =
-      key === undefined
-        ? { rows: [] }
-        : await this.#db.query<ApproverRow>(SELECT_BY_IDENTITY_KEY, [key]);
-    if (!rows[0]) throw unknownApprover(id);
-    const { approver } = rowEntries(rows[0]);
+    const row = await this.#rowNamed(id);
+    if (!row) throw unknownApprover(id);
+    if (row.identity_key !== identityKey(row.id)) {
+      throw new VeridexError(
+        'identity_ambiguous',
+        `The row of "${row.id.slice(0, 80)}" is indexed under another identity (its identity_key column was edited): restore it before vouching for it.`,
+      );
+    }
+    const { approver } = rowEntries(row);
     const keys = approver.keys.filter(
       (entry) => options.keyId === undefined || entry.keyId === options.keyId,
     );

@@ -1,7 +1,7 @@
 /** All SQL of the identity module. Tables: migrations 0009_approver_identity.sql, 0013_inbox.sql (passkey columns) and 0016_directory_seals.sql. */
 
 const APPROVER_WITH_KEYS = `
-SELECT a.id, a.display_name, a.roles, a.added_at, a.revoked_at, a.seal,
+SELECT a.id, a.identity_key, a.display_name, a.roles, a.added_at, a.revoked_at, a.seal,
   COALESCE(
     json_agg(json_build_object(
       'type', k.type, 'keyId', k.key_id, 'publicKey', k.public_key,
@@ -13,8 +13,10 @@ SELECT a.id, a.display_name, a.roles, a.added_at, a.revoked_at, a.seal,
 FROM veridex_approvers a
 LEFT JOIN veridex_approver_keys k ON k.approver_id = a.id`;
 
+// By the indexed column or by the canonical id: the column is not sealed, so the caller keeps
+// only the row whose sealed id has that identity key.
 export const SELECT_BY_IDENTITY_KEY = `${APPROVER_WITH_KEYS}
-WHERE a.identity_key = $1
+WHERE a.identity_key = $1 OR a.id = $2
 GROUP BY a.id`;
 
 export const SELECT_BY_KEY_ID = `${APPROVER_WITH_KEYS}

@@ -1,16 +1,9 @@
 import { contentHash } from '../audit/index.js';
 import type { AnyGovernedTool } from '../tools/types.js';
+import { type ToolProposalEnvelope, toolProposalHash } from './tool-proposal-hash.js';
 import type { HandoffProposal, MemoryWriteProposal, ToolProposal } from './types.js';
 
-/** The identifying fields of a tool proposal: exactly what its hash covers. */
-export interface ToolProposalEnvelope {
-  kind: 'tool';
-  toolName: string;
-  schemaHash: string;
-  arguments: Record<string, unknown>;
-  threadId: string;
-  toolCallId: string;
-}
+export { type ToolProposalEnvelope, toolProposalHash } from './tool-proposal-hash.js';
 
 /** The envelope of a tool proposal (JSON-safe; what approvers see and what is hashed). */
 export function toolProposalEnvelope(proposal: Omit<ToolProposal, 'hash'>): ToolProposalEnvelope {
@@ -52,7 +45,7 @@ export function buildToolProposal(input: {
     toolCallId: input.toolCallId,
     proposer: input.proposer,
   };
-  return { ...draft, hash: contentHash(toolProposalEnvelope(draft)) };
+  return { ...draft, hash: toolProposalHash(toolProposalEnvelope(draft)) };
 }
 
 /** Builds a memory-write proposal; the hash covers kind, write id, tier, namespace, content, confidence, source, tags, key and thread. */

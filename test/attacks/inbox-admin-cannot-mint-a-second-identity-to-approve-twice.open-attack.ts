@@ -12,6 +12,9 @@ import { SoftAuthenticator } from '../support/soft-authenticator.js';
  * Guarantee under attack (THREAT-MODEL adversary 7 and 3; README "Enrolment needs the owner's
  * consent", "one identity per person"): an admin must never approve as someone else or count
  * twice as one person — a dual approval needs two people. Each test asserts the secure outcome.
+ * OPEN (issue 29 note): the first test still works — an admin can invite a brand-new approver
+ * and enrol her own passkey as it; the planned fix records who sponsored an enrolment in the
+ * sealed entry and never counts a sponsor and her enrollee in one quorum.
  */
 interface Browser {
   authenticator: SoftAuthenticator;
