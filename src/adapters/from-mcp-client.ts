@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
+import { jsonSchemaOf } from '../tools/json-schema.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
 import { settleReviews } from '../tools/pin-review.js';
 import type { PinStore } from '../tools/pin-store.js';
@@ -18,6 +19,7 @@ import {
 } from './imported-metadata.js';
 import { listMcpTools, type McpListLimits } from './mcp-listing.js';
 import type { McpClientLike } from './mcp-types.js';
+import { importedToolReview } from './model-view.js';
 import type { PoisoningKind } from './tool-poisoning.js';
 
 /** A tool as an MCP server lists it. */
@@ -132,20 +134,36 @@ function governedMcpTool(
       : options.safetyClassFor;
   const where = `MCP tool "${info.name}"`;
   const structured = info.outputSchema !== undefined;
+  const description = importedDescription(
+    info.description,
+    name,
+    options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
+    poisoning,
+  );
+  const input = importJsonSchema(info.inputSchema, where, poisoning);
+  const output = structured
+    ? importJsonSchema(info.outputSchema, `${where} output`, poisoning)
+    : z.string();
+  // Everything the model reads of the tool, scanned once more as one text.
+  const review = importedToolReview(
+    {
+      name,
+      title: annotations?.title,
+      description,
+      schemas: [
+        jsonSchemaOf(input, 'input'),
+        ...(structured ? [jsonSchemaOf(output, 'output')] : []),
+      ],
+    },
+    poisoning,
+  );
   return createGovernedTool(
     {
       name,
-      description: importedDescription(
-        info.description,
-        name,
-        options.maxDescriptionLength ?? IMPORTED_DESCRIPTION_LIMIT,
-        poisoning,
-      ),
+      description,
       safetyClass: classWithAnnotations(given, annotations),
-      input: importJsonSchema(info.inputSchema, where, poisoning),
-      output: structured
-        ? importJsonSchema(info.outputSchema, `${where} output`, poisoning)
-        : z.string(),
+      input,
+      output,
       ...(annotations ? { annotations } : {}),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -164,7 +182,7 @@ function governedMcpTool(
       },
     },
     'imported',
-    poisoning.size > 0 ? { state: 'review_required', reasons: [...poisoning].sort() } : undefined,
+    review,
   );
 }
 

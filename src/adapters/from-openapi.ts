@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { VeridexError } from '../errors/index.js';
 import { lookAlike } from '../governance/safety-class-config.js';
+import { jsonSchemaOf } from '../tools/json-schema.js';
 import { DEFAULT_LOCK_FILE, LockFilePinStore } from '../tools/lock-file-pin-store.js';
 import { settleReviews } from '../tools/pin-review.js';
 import type { PinStore } from '../tools/pin-store.js';
@@ -24,6 +25,7 @@ import {
   importJsonSchema,
   normalizeToolName,
 } from './imported-metadata.js';
+import { importedToolReview } from './model-view.js';
 import {
   AUTO_SAFETY_CLASSES,
   HTTP_METHODS,
@@ -255,7 +257,8 @@ function operationTool(
   };
   const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
   const auth = options.auth;
-  // Kinds of tool-poisoning instructions found (and removed) in its description or parameters.
+  // Kinds of tool-poisoning instructions found (and removed) in its description or parameters;
+  // the whole view (name and every schema string included) is scanned once more below.
   const poisoning = new Set<PoisoningKind>();
   const description = importedDescription(
     operation.text,
@@ -266,6 +269,10 @@ function operationTool(
   const input = importJsonSchema(
     operation.inputSchema,
     `OpenAPI operation "${operation.id}"`,
+    poisoning,
+  );
+  const review = importedToolReview(
+    { name, description, schemas: [jsonSchemaOf(input, 'input')] },
     poisoning,
   );
   return createGovernedTool(
@@ -310,7 +317,7 @@ function operationTool(
       },
     },
     'imported',
-    poisoning.size > 0 ? { state: 'review_required', reasons: [...poisoning].sort() } : undefined,
+    review,
   );
 }
 

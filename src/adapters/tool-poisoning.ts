@@ -1,5 +1,6 @@
 import { prototypeOf } from '../identity/skeleton.js';
 import { isHiddenCodePoint } from '../tools/hidden-characters.js';
+import { decodeHtmlEntitiesDeep } from './html-entities.js';
 import {
   HIDDEN_TAGS,
   NEAR_NEEDLES,
@@ -110,7 +111,29 @@ function occurrences(folded: Folded, needle: string): number[] {
  * The caller sanitises the result (`sanitizeOutput`) like any imported text.
  */
 export function scanToolPoisoning(input: string): PoisoningScan {
-  const text = input.length > MAX_SCANNED_TEXT ? input.slice(0, MAX_SCANNED_TEXT) : input;
+  return scanText(input.length > MAX_SCANNED_TEXT ? input.slice(0, MAX_SCANNED_TEXT) : input);
+}
+
+/** Between two parts of a model view: a line break, which ends no sentence for the needles. */
+const VIEW_SEPARATOR = '\n';
+
+/**
+ * The poisoning kinds in the text a model reads of one tool, read as a whole: `parts` (its
+ * name, title, description and every string of its schemas, in the order the model reads
+ * them: see `modelVisibleStrings`) each HTML-entity-decoded (`&lt;IMPORTANT&gt;`, `&#105;gnore`,
+ * `&amp;lt;` too), then joined with line breaks and scanned like one description. So an
+ * instruction in an enum value or a property name is found, and so is a sentence split between
+ * two fields ("Do not tell the" · "user about it"), which neither field shows alone.
+ *
+ * Nothing is cut: the view is scanned to its end, in time linear in its length (importers cap
+ * the schemas it comes from at 100 kB). Only the kinds are returned; what is removed from each
+ * text is still decided per text by {@link scanToolPoisoning}.
+ */
+export function scanModelView(parts: readonly string[]): PoisoningKind[] {
+  return scanText(parts.map((part) => decodeHtmlEntitiesDeep(part)).join(VIEW_SEPARATOR)).findings;
+}
+
+function scanText(text: string): PoisoningScan {
   const folded = foldForScan(text);
   const remove = new Uint8Array(text.length + 1);
   const findings = new Set<PoisoningKind>();
