@@ -32,6 +32,15 @@ export interface DecisionAttempt {
   editedArgs?: Record<string, unknown>;
   verified: boolean;
   signed?: SignedDecisionRecord;
+  /** The signing key's sponsor (from the directory): the decision also speaks for them. */
+  sponsor?: string;
+}
+
+/** Every identity a decision speaks for: its approver and its key's sponsor, as identity keys. */
+export function speaksFor(decision: { approver: string; sponsor?: string }): string[] {
+  return [decision.approver, ...(decision.sponsor ? [decision.sponsor] : [])].flatMap(
+    (identity) => tryIdentityKey(identity) ?? [],
+  );
 }
 
 /** Limits {@link applyDecision} enforces on signed statements. */
@@ -109,10 +118,11 @@ export function applyDecision(
     );
   }
   const approverKey = tryIdentityKey(attempt.approver);
+  const speakers = speaksFor(attempt);
   if (
     approverKey === undefined ||
-    [request.proposer, ...request.proposers].some(
-      (proposer) => tryIdentityKey(proposer) === approverKey,
+    [request.proposer, ...request.proposers].some((proposer) =>
+      speakers.includes(tryIdentityKey(proposer) ?? ''),
     )
   ) {
     return fail(
@@ -127,10 +137,14 @@ export function applyDecision(
       `"${attempt.approver}" may not decide at tier "${tier.name}" of approval ${request.id}; allowed: ${(tier.approvers as readonly string[]).join(', ')}.`,
     );
   }
-  if (request.decisions.some((recorded) => tryIdentityKey(recorded.approver) === approverKey)) {
+  if (
+    request.decisions.some((recorded) =>
+      speaksFor(recorded).some((identity) => speakers.includes(identity)),
+    )
+  ) {
     return fail(
       'approver_duplicate',
-      `"${attempt.approver}" already decided on approval ${request.id}; a different approver must give the next approval.`,
+      `"${attempt.approver}" already decided on approval ${request.id}${attempt.sponsor ? ` (or their key's sponsor "${attempt.sponsor}" did, whose invitation enrolled it)` : ''}; a different approver must give the next approval.`,
     );
   }
 
@@ -146,6 +160,7 @@ export function applyDecision(
     decidedAt,
     verified: attempt.verified,
     ...(attempt.signed ? { signed: attempt.signed } : {}),
+    ...(attempt.sponsor ? { sponsor: attempt.sponsor } : {}),
   };
   const decisions = [...request.decisions, record];
   const approvalsAtTier = decisions.filter(

@@ -513,6 +513,7 @@ export class ApprovalManager {
         approver: approver.id,
         approverName: approver.displayName,
         roles: approver.roles,
+        ...(key.sponsor ? { sponsor: key.sponsor } : {}),
         ...(signed.reason !== undefined ? { reason: scrubber.scrubText(signed.reason) } : {}),
         ...(signed.editedArgs ? { editedArgs: signed.editedArgs } : {}),
         verified: true,

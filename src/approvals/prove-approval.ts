@@ -5,7 +5,7 @@ import {
   signatureProblem,
   tryIdentityKey,
 } from '../identity/index.js';
-import { mayDecideAt } from './apply-decision.js';
+import { mayDecideAt, speaksFor } from './apply-decision.js';
 import type {
   ApprovalDecisionRecord,
   ApprovalRequest,
@@ -55,29 +55,31 @@ export async function proveQuorum(
   if (request.proposalHash !== expected.proposalHash) {
     return { proven: false, reason: 'the request is about another proposal than the call' };
   }
-  const byTier = new Map<number, Set<string>>();
-  const names = new Map<string, string>();
+  const byTier = new Map<number, { used: Set<string>; names: string[] }>();
   let refused: string | undefined;
   for (const record of request.decisions) {
     if (record.decision !== 'approve') continue;
-    const problem = await recordProblem(request, record, expected, directory);
-    if (problem) {
-      refused ??= `the decision by "${record.approver.slice(0, 80)}" does not count: ${problem}`;
+    const checked = await checkRecord(request, record, expected, directory);
+    if ('problem' in checked) {
+      refused ??= `the decision by "${record.approver.slice(0, 80)}" does not count: ${checked.problem}`;
       continue;
     }
-    const key = tryIdentityKey(record.approver)!;
-    const approvers = byTier.get(record.tier) ?? new Set<string>();
-    approvers.add(key);
-    names.set(key, record.approver);
-    byTier.set(record.tier, approvers);
+    // Distinct people: a decision speaks for its approver and its key's sponsor (directory),
+    // and counts only if it shares neither with a decision already counted at the tier.
+    const speakers = speaksFor({ approver: record.approver, sponsor: checked.sponsor });
+    const tier = byTier.get(record.tier) ?? { used: new Set<string>(), names: [] };
+    if (speakers.some((identity) => tier.used.has(identity))) continue;
+    for (const identity of speakers) tier.used.add(identity);
+    tier.names.push(record.approver);
+    byTier.set(record.tier, tier);
   }
   for (const [index, tier] of expected.tiers.entries()) {
-    const counted = byTier.get(index) ?? new Set<string>();
-    if (counted.size >= (tier.requiredApprovals ?? 1)) {
-      return { proven: true, approvers: [...counted].map((key) => names.get(key)!) };
+    const counted = byTier.get(index)?.names ?? [];
+    if (counted.length >= (tier.requiredApprovals ?? 1)) {
+      return { proven: true, approvers: counted };
     }
   }
-  const best = Math.max(0, ...[...byTier.values()].map((set) => set.size));
+  const best = Math.max(0, ...[...byTier.values()].map((tier) => tier.names.length));
   return {
     proven: false,
     reason: `${best} verifying approval(s) by distinct allowed approvers, fewer than the configured quorum${refused ? `; ${refused}` : ''}`,
@@ -96,13 +98,32 @@ export async function proveEdit(
 ): Promise<ApprovalProof> {
   const edit = request.decisions.findLast((record) => record.decision === 'edit');
   if (!edit?.editedArgs) return { proven: false, reason: 'it records no edit decision' };
-  const problem = await recordProblem(request, edit, expected, directory);
+  const checked = await checkRecord(request, edit, expected, directory);
+  const problem = 'problem' in checked ? checked.problem : undefined;
   if (problem)
     return {
       proven: false,
       reason: `the edit by "${edit.approver.slice(0, 80)}" does not count: ${problem}`,
     };
   return { proven: true, approvers: [edit.approver], record: edit };
+}
+
+/** Why one recorded decision cannot be counted, or the sponsor of its key when it is proven. */
+async function checkRecord(
+  request: ApprovalRequest,
+  record: ApprovalDecisionRecord,
+  expected: ApprovalExpectation,
+  directory: ApproverDirectory,
+): Promise<{ problem: string } | { sponsor?: string }> {
+  const sponsor = record.signed
+    ? (await directory.findByKey(record.signed.keyId))?.key.sponsor
+    : undefined;
+  const proposers = [...expected.proposers, request.proposer, ...request.proposers];
+  if (sponsor && proposers.some((proposer) => sameIdentity(proposer, sponsor))) {
+    return { problem: `its key was enrolled on "${sponsor}"'s invitation, who proposed the call` };
+  }
+  const problem = await recordProblem(request, record, expected, directory);
+  return problem ? { problem } : sponsor ? { sponsor } : {};
 }
 
 /** Why one recorded decision cannot be counted, or `undefined` when it is proven. */

@@ -62,6 +62,11 @@ export interface ApprovalDecisionRecord {
   verified: boolean;
   /** The approver's signed statement (every verified decision has one). */
   signed?: SignedDecisionRecord;
+  /**
+   * The sponsor of the key that signed it (see `WebAuthnApproverKey.sponsor`): the decision also
+   * speaks for them. Recorded for display; the proof reads it from the directory again.
+   */
+  sponsor?: string;
 }
 
 /**

@@ -20,6 +20,8 @@ export interface TrustedApprover {
     revokedAt?: string;
     /** For passkeys: the relying party the credential belongs to. */
     rpId?: string;
+    /** The inbox admin whose invitation enrolled the key unproven: the decision speaks for them too. */
+    sponsor?: string;
   }>;
   revokedAt?: string;
 }
@@ -48,6 +50,8 @@ export interface DecisionCheck {
   status: 'valid' | 'invalid' | 'unverified';
   /** True when the signing key was found under this approver in the trusted directory. */
   keyTrusted: boolean;
+  /** The trusted key's sponsor (see `TrustedApprover`): never one quorum with the sponsor's own decision. */
+  sponsor?: string;
   /** Whether the reason shown is the one signed (false also when the log redacted a secret from it). */
   reasonVerified?: boolean;
   problem?: string;
@@ -214,6 +218,7 @@ function checkOne(
     }
   }
   let keyTrusted = false;
+  let sponsor: string | undefined;
   if (approvers) {
     const approver = approvers.find((candidate) => candidate.id === statement.approver);
     const key = approver?.keys.find(
@@ -229,10 +234,12 @@ function checkOne(
       return invalid(`key ${keyId} was revoked at ${revokedAt}, before the decision was counted`);
     }
     keyTrusted = true;
+    sponsor = typeof key.sponsor === 'string' ? key.sponsor : undefined;
   }
   return {
     ...base,
     keyId,
+    ...(sponsor ? { sponsor } : {}),
     method: signed.webauthn !== undefined ? 'webauthn' : 'ed25519',
     ...(origin !== undefined ? { origin } : {}),
     status: 'valid',

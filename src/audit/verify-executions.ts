@@ -211,18 +211,22 @@ function quorumProblem(
   const floor = ROUTE_MINIMUM[facts.route] ?? 1;
   const required = Math.max(floor, tier?.requiredApprovals ?? facts.requiredApprovals);
   if (required === 0) return undefined;
-  const byTier = new Map<number, Set<string>>();
+  // Distinct people: a decision speaks for its approver and its key's sponsor.
+  const byTier = new Map<number, { used: Set<string>; count: number }>();
   for (const check of decisions) {
     if (check.decision !== 'approve' || !counts(check, facts, options)) continue;
-    if (facts.proposers.has(check.approver)) continue;
+    const speakers = [check.approver, ...(check.sponsor ? [check.sponsor] : [])];
+    if (speakers.some((speaker) => facts.proposers.has(speaker))) continue;
     if (check.proposalHash !== undefined && check.proposalHash !== facts.proposalHash) continue;
     const at = check.tier ?? 0;
     if (tier?.tier !== undefined && at !== tier.tier) continue;
-    const approvers = byTier.get(at) ?? new Set<string>();
-    approvers.add(check.approver);
-    byTier.set(at, approvers);
+    const counted = byTier.get(at) ?? { used: new Set<string>(), count: 0 };
+    if (speakers.some((speaker) => counted.used.has(speaker))) continue;
+    for (const speaker of speakers) counted.used.add(speaker);
+    counted.count += 1;
+    byTier.set(at, counted);
   }
-  const best = Math.max(0, ...[...byTier.values()].map((approvers) => approvers.size));
+  const best = Math.max(0, ...[...byTier.values()].map((counted) => counted.count));
   if (best >= required) return undefined;
   const untrusted = decisions.some(
     (check) => check.decision === 'approve' && check.status === 'valid' && !check.keyTrusted,

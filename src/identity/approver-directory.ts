@@ -28,7 +28,11 @@ export interface ApproverDirectory {
    * Adds a key to an approver: an Ed25519 public key, or a passkey the inbox registered.
    * @throws VeridexError `approver_unknown`, `identity_ambiguous`.
    */
-  addKey(id: string, publicKey: Uint8Array | string | PasskeyInit): Promise<Approver>;
+  addKey(
+    id: string,
+    publicKey: Uint8Array | string | PasskeyInit,
+    options?: { sponsor?: string },
+  ): Promise<Approver>;
   /**
    * Revokes an approver, or only one of its keys: decisions not yet counted that were signed
    * with it are refused from then on. @throws VeridexError `approver_unknown`.
@@ -57,6 +61,15 @@ export function buildApprover(init: ApproverInit, now: Date): Approver {
 
 /** A directory key: Ed25519 from raw bytes or PEM/hex/base64 text, or a registered passkey. */
 export function buildKey(
+  publicKey: Uint8Array | string | PasskeyInit,
+  addedAt: string,
+  sponsor?: string,
+): ApproverKey {
+  const key = buildKeyMaterial(publicKey, addedAt);
+  return sponsor === undefined ? key : { ...key, sponsor: canonicalIdentity(sponsor) };
+}
+
+function buildKeyMaterial(
   publicKey: Uint8Array | string | PasskeyInit,
   addedAt: string,
 ): ApproverKey {

@@ -11,6 +11,8 @@ export interface Ed25519ApproverKey {
   addedAt: string;
   /** Set once revoked: decisions signed with the key no longer count. */
   revokedAt?: string;
+  /** See {@link WebAuthnApproverKey.sponsor}. */
+  sponsor?: string;
 }
 
 /**
@@ -33,6 +35,13 @@ export interface WebAuthnApproverKey {
   transports?: string[];
   addedAt: string;
   revokedAt?: string;
+  /**
+   * The inbox admin whose invitation enrolled this key without the approver's own proof (a new
+   * approver, or one who never held a key): whoever opened the link may be that admin, so a
+   * decision with this key never counts in one quorum with the sponsor's, nor on a call the
+   * sponsor proposed. Absent when the approver proved the enrolment or an operator added it.
+   */
+  sponsor?: string;
 }
 
 /** Any key type an approver can hold. */

@@ -69,6 +69,7 @@ function keyStatement(approverId: string, key: ApproverKey): Record<string, unkn
         : null,
     addedAt: key.addedAt,
     revokedAt: key.revokedAt ?? null,
+    sponsor: key.sponsor ?? null,
   };
 }
 

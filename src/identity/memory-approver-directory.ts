@@ -47,10 +47,14 @@ export class MemoryApproverDirectory implements ApproverDirectory {
     return structuredClone(this.#insert(buildApprover(init, this.#now())));
   }
 
-  async addKey(id: string, publicKey: Uint8Array | string | PasskeyInit): Promise<Approver> {
+  async addKey(
+    id: string,
+    publicKey: Uint8Array | string | PasskeyInit,
+    options: { sponsor?: string } = {},
+  ): Promise<Approver> {
     const approver = this.#lookup(id);
     if (!approver) throw unknownApprover(id);
-    const key = buildKey(publicKey, this.#now().toISOString());
+    const key = buildKey(publicKey, this.#now().toISOString(), options.sponsor);
     this.#claimKey(key.keyId, approver.id);
     approver.keys.push(key);
     return structuredClone(approver);

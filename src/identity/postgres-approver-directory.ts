@@ -44,6 +44,7 @@ interface ApproverRow {
     revokedAt: string | null;
     credential: Record<string, unknown> | null;
     seal: string | null;
+    sponsor: string | null;
   }>;
 }
 
@@ -87,9 +88,10 @@ function rowEntries(row: ApproverRow): {
     displayName: row.display_name,
     roles: row.roles,
     keys: row.keys.map(
-      ({ revokedAt, credential, seal: _seal, ...key }) =>
+      ({ revokedAt, credential, seal: _seal, sponsor, ...key }) =>
         ({
           ...key,
+          ...(typeof sponsor === 'string' ? { sponsor } : {}),
           // A passkey's credential id, relying party, algorithm and transports.
           ...(typeof credential === 'object' && credential !== null ? credential : {}),
           addedAt: isoTime(key.addedAt),
@@ -203,10 +205,14 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     return approver;
   }
 
-  async addKey(id: string, publicKey: Uint8Array | string | PasskeyInit): Promise<Approver> {
+  async addKey(
+    id: string,
+    publicKey: Uint8Array | string | PasskeyInit,
+    options: { sponsor?: string } = {},
+  ): Promise<Approver> {
     const approver = await this.get(id);
     if (!approver) throw unknownApprover(id);
-    const key = buildKey(publicKey, this.#now().toISOString());
+    const key = buildKey(publicKey, this.#now().toISOString(), options.sponsor);
     await insertKey(this.#db, approver.id, key, this.seal.sealKey(approver.id, key));
     return { ...approver, keys: [...approver.keys, key] };
   }
@@ -312,6 +318,7 @@ async function insertKey(
         })
       : null,
     seal,
+    key.sponsor ?? null,
   ]);
   if (inserted.rowCount === 0) {
     const { rows } = await db.query<{ approver_id: string }>(SELECT_KEY_OWNER, [key.keyId]);

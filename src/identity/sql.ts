@@ -1,4 +1,4 @@
-/** All SQL of the identity module. Tables: migrations 0009_approver_identity.sql, 0013_inbox.sql (passkey columns) and 0016_directory_seals.sql. */
+/** All SQL of the identity module. Tables: migrations 0009_approver_identity.sql, 0013_inbox.sql (passkey columns), 0016_directory_seals.sql and 0017_key_sponsor.sql. */
 
 const APPROVER_WITH_KEYS = `
 SELECT a.id, a.identity_key, a.display_name, a.roles, a.added_at, a.revoked_at, a.seal,
@@ -6,7 +6,7 @@ SELECT a.id, a.identity_key, a.display_name, a.roles, a.added_at, a.revoked_at, 
     json_agg(json_build_object(
       'type', k.type, 'keyId', k.key_id, 'publicKey', k.public_key,
       'addedAt', k.added_at, 'revokedAt', k.revoked_at, 'credential', k.credential,
-      'seal', k.seal
+      'seal', k.seal, 'sponsor', k.sponsor
     ) ORDER BY k.added_at, k.key_id) FILTER (WHERE k.key_id IS NOT NULL),
     '[]'::json
   ) AS keys
@@ -35,8 +35,8 @@ ON CONFLICT DO NOTHING`;
 export const SELECT_ID_BY_IDENTITY_KEY = `SELECT id FROM veridex_approvers WHERE identity_key = $1 OR id = $2`;
 
 export const INSERT_KEY = `
-INSERT INTO veridex_approver_keys (key_id, approver_id, type, public_key, added_at, credential, seal)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO veridex_approver_keys (key_id, approver_id, type, public_key, added_at, credential, seal, sponsor)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (key_id) DO NOTHING`;
 
 export const SELECT_KEY_OWNER = `SELECT approver_id FROM veridex_approver_keys WHERE key_id = $1`;

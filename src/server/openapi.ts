@@ -286,7 +286,6 @@ export function openApiDocument(origin: string): Record<string, unknown> {
             properties: {
               approver: { type: 'string' },
               displayName: { type: 'string' },
-              roles: { type: 'array', items: { type: 'string' } },
             },
           }),
           responses: { '200': ok('approver, link, expiresAt'), '403': error },

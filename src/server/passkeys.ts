@@ -166,14 +166,21 @@ export class Passkeys {
       : undefined;
     const algorithm = registration.response.publicKeyAlgorithm;
     await this.#inbox.invitations.consume(invitation);
-    const updated = await this.#inbox.approvals.directory.addKey(approverId, {
-      type: 'webauthn',
-      publicKey: credential.publicKey,
-      credentialId: credential.id,
-      rpId: this.#inbox.rpId,
-      algorithm: typeof algorithm === 'number' ? algorithm : -7,
-      ...(credential.transports ? { transports: credential.transports } : {}),
-    });
+    // Unproven by the approver, through an admin's invitation: whoever opened the link may be
+    // that admin, so the key speaks for her too (never one quorum with her own decisions).
+    const sponsor = !consent && createdBy.via === 'session' ? createdBy.approver : undefined;
+    const updated = await this.#inbox.approvals.directory.addKey(
+      approverId,
+      {
+        type: 'webauthn',
+        publicKey: credential.publicKey,
+        credentialId: credential.id,
+        rpId: this.#inbox.rpId,
+        algorithm: typeof algorithm === 'number' ? algorithm : -7,
+        ...(credential.transports ? { transports: credential.transports } : {}),
+      },
+      sponsor ? { sponsor } : {},
+    );
     const key = updated.keys.find((candidate) => candidate.keyId === keyId) as WebAuthnApproverKey;
     await recordDirectoryChange(this.#inbox.audit, {
       change: 'key_added',

@@ -122,11 +122,17 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
     };
     // An invitation for an existing approver adds nothing by itself: enrolling through it needs
     // that approver's own signature when they hold (or held) a key (enrolment-proof.ts).
+    // Roles are an operator's to grant (`veridex approvers add --role`): an admin who could give
+    // an approver she enrols any role could give herself, through it, any tier's authority.
+    if (body.roles !== undefined && !(Array.isArray(body.roles) && body.roles.length === 0)) {
+      throw badInput(
+        'an invitation from the inbox grants no roles; an operator grants them with `veridex approvers add --role`',
+      );
+    }
     if (!(await inbox.approvals.directory.get(id))) {
       const added = await inbox.approvals.directory.add({
         id,
         ...(typeof body.displayName === 'string' ? { displayName: body.displayName } : {}),
-        roles: Array.isArray(body.roles) ? body.roles.map(String) : [],
       });
       await recordDirectoryChange(inbox.audit, {
         change: 'approver_added',

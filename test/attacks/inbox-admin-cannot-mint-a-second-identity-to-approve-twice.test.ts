@@ -12,9 +12,8 @@ import { SoftAuthenticator } from '../support/soft-authenticator.js';
  * Guarantee under attack (THREAT-MODEL adversary 7 and 3; README "Enrolment needs the owner's
  * consent", "one identity per person"): an admin must never approve as someone else or count
  * twice as one person — a dual approval needs two people. Each test asserts the secure outcome.
- * OPEN (issue 29 note): the first test still works — an admin can invite a brand-new approver
- * and enrol her own passkey as it; the planned fix records who sponsored an enrolment in the
- * sealed entry and never counts a sponsor and her enrollee in one quorum.
+ * Defence: a key enrolled unproven on an admin's invitation carries her as its sponsor (sealed),
+ * and a decision speaks for its approver and its key's sponsor; inbox invitations grant no roles.
  */
 interface Browser {
   authenticator: SoftAuthenticator;
@@ -102,6 +101,19 @@ describeEachDatabase('an inbox admin who mints identities', (context) => {
     );
     // One person, one vote: the $50,000 transfer still waits for a second human.
     expect((await inbox.manager.require(request.id)).status).toBe('pending');
+  });
+
+  it('invites a new approver with a role she wants exercised (treasury): the inbox grants no roles', async () => {
+    inbox = await startTestInbox(context.db());
+    const admin = await inbox.login('alice');
+    const invited = await post(
+      '/api/invitations',
+      { approver: 'alice-treasury', roles: ['treasury'] },
+      undefined,
+      admin.token,
+    );
+    expect(invited.status).toBe(400);
+    expect(await inbox.manager.directory.get('alice-treasury')).toBeUndefined();
   });
 
   it('control: an admin cannot enrol her passkey as an existing approver who holds a key (consent defence)', async () => {
