@@ -35,6 +35,7 @@ export const TRACE_EVENT_TYPES = [
   'run_failed',
   'run_suspended',
   'directory_changed',
+  'run_resumed',
 ] as const;
 
 /** One of {@link TRACE_EVENT_TYPES}. */

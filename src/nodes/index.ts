@@ -67,6 +67,12 @@ export {
   type ResumableGraph,
   resumeThread,
 } from './resume-thread.js';
+export {
+  type ResumeOutcome,
+  type Resumer,
+  type ResumerOptions,
+  startResumer,
+} from './resumer.js';
 export { budgetExhausted, routeAfterTools } from './route-after-tools.js';
 export {
   BudgetExhaustedError,

@@ -1,0 +1,181 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { ApprovalManager } from '../approvals/index.js';
+import { type AuditLog, deriveEventId } from '../audit/index.js';
+import type { Database } from '../db/index.js';
+import { VeridexError } from '../errors/index.js';
+import { pendingApprovalInterrupts, type ResumableGraph, resumeThread } from './resume-thread.js';
+import { CLAIM_RESOLUTION, MARK_FAILED, MARK_RESUMED, RELEASE } from './resumer-sql.js';
+
+/** Options of {@link startResumer}. */
+export interface ResumerOptions<Output> {
+  /** The compiled graph whose suspended threads this resumer continues (with its checkpointer). */
+  graph: ResumableGraph<Output>;
+  /** The database the approvals live in (`migrate()` run): every process deciding shares it. */
+  db: Database;
+  /** Its manager: each cycle first expires requests whose last tier ran out (`sweep()`). */
+  approvals?: ApprovalManager;
+  /** Where `run_resumed` is recorded, on the resumed thread. */
+  audit?: AuditLog;
+  /** Passed to every resume (e.g. `{ durability: 'sync' }` for graphs whose tools act). */
+  config?: RunnableConfig & { durability?: 'sync' | 'async' | 'exit' };
+  /** How often to look for resolutions (default 1000 ms). */
+  pollMs?: number;
+  /** How long one resumer holds a resolution before another may take it over (default 60 s). */
+  leaseMs?: number;
+  /** Attempts per resolution before it is left for a person (default 5; errors are stored). */
+  maxAttempts?: number;
+  /** Called after each resolution handled (or failed). */
+  onOutcome?: (outcome: ResumeOutcome) => void;
+}
+
+/** What the resumer did with one resolved approval. */
+export interface ResumeOutcome {
+  approvalId: string;
+  threadId: string;
+  /** The request's status when it was claimed (`approved`, `rejected`, `edited`, `expired`). */
+  status: string;
+  /**
+   * `resumed`: the thread was suspended on it and ran on; `not_waiting`: it no longer waits on
+   * it (resumed by someone else, or finished); `not_ours`: the graph has no such thread (it is
+   * another graph's: left for that graph's resumer); `failed`: the resume threw (retried later).
+   */
+  outcome: 'resumed' | 'not_waiting' | 'not_ours' | 'failed';
+  error?: string;
+}
+
+/** A running resumer. */
+export interface Resumer {
+  /** Handles every resolution due now, one after another; resolves with what it did. */
+  runOnce(): Promise<ResumeOutcome[]>;
+  /** Stops polling and waits for the resolution in hand. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Continues runs when their approvals resolve (README "Resuming runs when approvals resolve"):
+ * a decision made in the inbox, the CLI or another process resumes the suspended thread with no
+ * client action. Each resolved request is claimed under a row lock with a lease (several
+ * resumers, in several processes, never take the same one at once), the thread is resumed with
+ * `resumeThread`, and the request is marked resumed and recorded as `run_resumed` in the audit
+ * log. A crash mid-resume leaves the lease to run out and another attempt to follow; the tool
+ * itself still runs at most once (the idempotency ledger), and only after its approval is
+ * proven again. Failures are retried with backoff up to `maxAttempts`.
+ *
+ * @throws VeridexError `config_invalid` for a non-positive `pollMs`, `leaseMs` or `maxAttempts`.
+ * @example
+ * const resumer = startResumer({ graph, db, approvals, audit, config: { durability: 'sync' } });
+ * // … later
+ * await resumer.stop();
+ */
+export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
+  const pollMs = positive(options.pollMs ?? 1000, 'pollMs');
+  const leaseMs = positive(options.leaseMs ?? 60_000, 'leaseMs');
+  const maxAttempts = positive(options.maxAttempts ?? 5, 'maxAttempts');
+  // Requests of threads this graph does not hold: never claimed again by this resumer.
+  const notOurs = new Set<string>();
+  let stopped = false;
+  let cycle: Promise<ResumeOutcome[]> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const handle = async (claimed: Claimed): Promise<ResumeOutcome> => {
+    const base = { approvalId: claimed.id, threadId: claimed.thread_id, status: claimed.status };
+    try {
+      const state = await options.graph.getState({
+        configurable: { thread_id: claimed.thread_id },
+      });
+      if (state.createdAt === undefined && state.tasks.length === 0) {
+        notOurs.add(claimed.id);
+        await options.db.query(RELEASE, [claimed.id]);
+        return { ...base, outcome: 'not_ours' };
+      }
+      const waiting = await pendingApprovalInterrupts(options.graph, claimed.thread_id);
+      const onIt = waiting.some((pending) =>
+        pending.value.approvals.some((approval) => approval.approvalId === claimed.id),
+      );
+      let outcome: ResumeOutcome['outcome'] = 'not_waiting';
+      if (onIt) {
+        try {
+          await resumeThread(options.graph, claimed.thread_id, undefined, options.config);
+          outcome = 'resumed';
+        } catch (error) {
+          if (!VeridexError.is(error, 'thread_not_suspended')) throw error;
+        }
+      }
+      await options.db.query(MARK_RESUMED, [claimed.id, outcome]);
+      await options.audit?.append({
+        threadId: claimed.thread_id,
+        eventId: deriveEventId(claimed.thread_id, 'run_resumed', claimed.id),
+        type: 'run_resumed',
+        payload: { approvalId: claimed.id, status: claimed.status, outcome },
+      });
+      return { ...base, outcome };
+    } catch (error) {
+      const message = (error as Error).message?.slice(0, 500) ?? String(error);
+      // 1 s, 2 s, 4 s … capped at 5 minutes between attempts.
+      const backoff = Math.min(300_000, 1000 * 2 ** Math.max(0, claimed.resume_attempts - 1));
+      await options.db.query(MARK_FAILED, [claimed.id, message, backoff]).catch(() => undefined);
+      return { ...base, outcome: 'failed', error: message };
+    }
+  };
+
+  const drain = async (): Promise<ResumeOutcome[]> => {
+    await options.approvals?.sweep();
+    const outcomes: ResumeOutcome[] = [];
+    for (;;) {
+      const { rows } = await options.db.query<Claimed>(CLAIM_RESOLUTION, [
+        leaseMs,
+        maxAttempts,
+        [...notOurs],
+      ]);
+      const claimed = rows[0];
+      if (!claimed) break;
+      const outcome = await handle(claimed);
+      outcomes.push(outcome);
+      options.onOutcome?.(outcome);
+      if (stopped) break;
+    }
+    return outcomes;
+  };
+
+  const runOnce = (): Promise<ResumeOutcome[]> => {
+    // One cycle at a time per resumer: a caller's runOnce joins the one under way.
+    cycle ??= drain().finally(() => {
+      cycle = undefined;
+    });
+    return cycle;
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      runOnce()
+        .catch(() => undefined) // a database outage: the next cycle tries again
+        .finally(schedule);
+    }, pollMs);
+    timer.unref();
+  };
+  schedule();
+
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await cycle?.catch(() => undefined);
+    },
+  };
+}
+
+interface Claimed {
+  id: string;
+  thread_id: string;
+  status: string;
+  resume_attempts: number;
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new VeridexError('config_invalid', `${name} must be a positive number; got ${value}.`);
+  }
+  return value;
+}
