@@ -8,7 +8,7 @@ export interface McpListLimits {
   maxPages?: number;
   /** Most tools listed in all (default 1000). */
   maxTools?: number;
-  /** Most bytes of listed tool metadata (JSON) in all (default 8 MiB). */
+  /** Most bytes of listing pages (as JSON, every field) in all (default 8 MiB). */
   maxBytes?: number;
   /** Longest the whole listing may take, in milliseconds (default 30 s). */
   listTimeoutMs?: number;
@@ -63,8 +63,10 @@ export async function listMcpTools(
       timeout: left,
     });
     pages++;
+    // The whole page counts, every field of it (`_meta`, fields the server made up), in UTF-8
+    // bytes: a page is held in memory whatever part of it the import reads.
+    bytes += pageBytes(page);
     const tools = Array.isArray(page?.tools) ? page.tools : [];
-    bytes += JSON.stringify(tools).length;
     if (bytes > bounds.maxBytes) tooLarge(`holds more than ${bounds.maxBytes} bytes`);
     if (listed.length + tools.length > bounds.maxTools) {
       tooLarge(`holds more than ${bounds.maxTools} tools`);
@@ -84,4 +86,20 @@ export async function listMcpTools(
     // process for the whole listing.
     await yieldToEventLoop();
   }
+}
+
+// The page as JSON in UTF-8. The client hands over parsed JSON; a page that cannot be
+// serialised (a cycle, a BigInt from a custom client) is no listing at all.
+function pageBytes(page: unknown): number {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(page);
+  } catch (error) {
+    throw new VeridexError(
+      'import_invalid',
+      `The MCP server's tool list page is not JSON (${(error as Error).message}); refusing it.`,
+      { cause: error },
+    );
+  }
+  return text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
 }
