@@ -58,10 +58,16 @@ export async function listMcpTools(
     if (pages >= bounds.maxPages) tooLarge(`runs past ${bounds.maxPages} pages`);
     const left = Math.ceil(deadline - performance.now());
     if (left <= 0) tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-      signal: AbortSignal.timeout(left),
-      timeout: left,
-    });
+    const page = await client
+      .listTools(cursor === undefined ? undefined : { cursor }, {
+        signal: AbortSignal.timeout(left),
+        timeout: left,
+      })
+      .catch((error: unknown) => {
+        // A page cut off by the deadline is the time bound, not a transport failure.
+        if (performance.now() >= deadline) tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
+        throw error;
+      });
     pages++;
     // The whole page counts, every field of it (`_meta`, fields the server made up), in UTF-8
     // bytes: a page is held in memory whatever part of it the import reads.
