@@ -58,14 +58,20 @@ export async function listMcpTools(
     if (pages >= bounds.maxPages) tooLarge(`runs past ${bounds.maxPages} pages`);
     const left = Math.ceil(deadline - performance.now());
     if (left <= 0) tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
+    // Our signal is the deadline; the client's own timer is only a backstop a little later, so
+    // that a page cut off in time is always recognised below (timers may fire up to a
+    // millisecond before performance.now() reaches the deadline).
+    const signal = AbortSignal.timeout(left);
     const page = await client
       .listTools(cursor === undefined ? undefined : { cursor }, {
-        signal: AbortSignal.timeout(left),
-        timeout: left,
+        signal,
+        timeout: left + 1000,
       })
       .catch((error: unknown) => {
         // A page cut off by the deadline is the time bound, not a transport failure.
-        if (performance.now() >= deadline) tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
+        if (signal.aborted || performance.now() >= deadline) {
+          tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
+        }
         throw error;
       });
     pages++;
