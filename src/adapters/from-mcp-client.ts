@@ -53,7 +53,7 @@ export interface FromMcpClientOptions {
   timeoutMs?: number;
   sandbox?: ToolSandboxSpec;
   /**
-   * Bounds on the listing (defaults: 100 pages, 1000 tools, 8 MiB of metadata, 30 s); a server
+   * Bounds on the listing (defaults: 100 pages, 1000 tools, 8 MiB of pages counted whole, 30 s); a server
    * past one fails the import with `import_too_large`.
    */
   limits?: McpListLimits;

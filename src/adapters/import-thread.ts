@@ -1,7 +1,8 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { SecretScrubber } from '../audit/secret-scrubber.js';
+import { type AuditLog, deriveEventId } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
+import type { UnsanitisableParts } from './carried-content.js';
 import {
   type CheckedApproval,
   checkApproval,
@@ -13,7 +14,10 @@ import { fromPortableMessage, type PortableMessage } from './portable-message.js
 import type { PortableRun, ThreadGraph } from './portable-run.js';
 import { type RunGovernance, runGovernanceOf } from './run-governance.js';
 import { parsePortableRun } from './run-schema.js';
-import { sanitizeCarriedMessage } from './sanitize-carried-message.js';
+import {
+  type CarriedMessageFindings,
+  sanitizeCarriedMessages,
+} from './sanitize-carried-message.js';
 
 /** Options for {@link importThread}. */
 export interface ImportThreadOptions extends RunGovernance {
@@ -29,6 +33,12 @@ export interface ImportThreadOptions extends RunGovernance {
    * after the move). Only for files from a source you trust: the file can claim any approver.
    */
   trustRecordedDecisions?: boolean;
+  /**
+   * A message content part the output sanitiser cannot read (an image, audio, a base64 or URL
+   * document, encrypted reasoning, an unknown type): `'refuse'` the import with
+   * `import_invalid` (default), or `'drop'` the part, leaving a visible notice in its place.
+   */
+  unsanitisableParts?: UnsanitisableParts;
 }
 
 /** What {@link importThread} did. */
@@ -38,6 +48,8 @@ export interface ImportThreadResult {
   /** Events appended to the target's audit chain (0 when there was no chain or no log). */
   auditEvents: number;
   approvals: ImportedApproval[];
+  /** Carried messages the sanitiser changed (also a `security_event` when there is a log). */
+  sanitisedMessages: CarriedMessageFindings[];
 }
 
 /**
@@ -47,10 +59,13 @@ export interface ImportThreadResult {
  *    each pending approval checked against the target's tools — before anything is written;
  * 2. the target thread must be empty (no checkpoint, events or approvals), else
  *    `import_conflict`;
- * 3. the state is written as `pending.resumeAs` (tool results carried in the file pass the
- *    output sanitiser first: role tokens, hidden characters and credentials neutralised), and the graph must then wait on exactly
- *    `pending.next` (else the checkpoint is deleted and `import_invalid` says so);
- * 4. the audit chain is appended as it was, so it continues from the source's head;
+ * 3. the state is written as `pending.resumeAs` — every carried message, whatever its role and
+ *    content shape, passes the output sanitiser first (`sanitizeCarriedMessages`: role tokens,
+ *    hidden characters and credentials neutralised; a part it cannot read refused) — and the
+ *    graph must then wait on exactly `pending.next` (else the checkpoint is deleted and
+ *    `import_invalid` says so);
+ * 4. the audit chain is appended as it was, so it continues from the source's head, followed
+ *    by a `security_event` (`imported_messages_sanitised`) if the sanitiser changed anything;
  * 5. pending approvals are re-derived through the target's own policy and `ApprovalManager`
  *    (see `rederiveApproval`): a file cannot weaken a route, a quorum or an approver list.
  *
@@ -80,13 +95,19 @@ export async function importThread(
   }
   const governance = runGovernanceOf(graph.nodes, options, run.pending.next);
   const checked = checkApprovals(run, threadId, governance);
+  // The file's messages are as untrusted as a tool's output (README "Portable runs").
+  const carried = sanitizeCarriedMessages(run.messages, {
+    scrubber: governance.audit?.scrubber,
+    unsanitisableParts: options.unsanitisableParts ?? 'refuse',
+  });
   const config = { configurable: { thread_id: threadId } };
   await assertEmpty(graph, threadId, governance);
 
   const audit = withAudit ? governance.audit : undefined;
-  const written = await writeState(graph, run, config, options, governance.audit?.scrubber);
+  const written = await writeState(graph, run, carried.messages, config, options);
   try {
     if (audit) await appendPortableAudit(audit, run.audit!);
+    if (governance.audit) await recordSanitised(governance.audit, threadId, carried.findings);
   } catch (error) {
     await deleteCheckpoints(graph, threadId);
     throw error;
@@ -109,7 +130,23 @@ export async function importThread(
     config: written,
     auditEvents: audit ? run.audit!.events.length : 0,
     approvals,
+    sanitisedMessages: carried.findings,
   };
+}
+
+// Kinds, counts and positions only: never the text that was removed.
+async function recordSanitised(
+  audit: AuditLog,
+  threadId: string,
+  findings: CarriedMessageFindings[],
+): Promise<void> {
+  if (findings.length === 0) return;
+  await audit.append({
+    threadId,
+    eventId: deriveEventId(threadId, 'security_event', 'imported_messages_sanitised'),
+    type: 'security_event',
+    payload: { kind: 'imported_messages_sanitised', messages: findings },
+  });
 }
 
 function checkApprovals(
@@ -154,17 +191,13 @@ async function assertEmpty(
 async function writeState(
   graph: ThreadGraph,
   run: PortableRun,
+  carried: readonly PortableMessage[],
   config: RunnableConfig,
   options: ImportThreadOptions,
-  scrubber: SecretScrubber | undefined,
 ): Promise<RunnableConfig> {
-  // Tool results in the file are as untrusted as a tool's output (README "Portable runs").
-  const messages = run.messages.map((message: PortableMessage) =>
-    fromPortableMessage(sanitizeCarriedMessage(message, scrubber)),
-  );
   const values: Record<string, unknown> = {
     ...run.state,
-    [options.messagesKey ?? 'messages']: messages,
+    [options.messagesKey ?? 'messages']: carried.map(fromPortableMessage),
   };
   if (run.memory.working.length > 0)
     values[options.workingMemoryKey ?? 'workingMemory'] = run.memory.working;

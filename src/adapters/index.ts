@@ -1,3 +1,4 @@
+export type { UnsanitisableParts } from './carried-content.js';
 export { checkpointReader } from './checkpoint-reader.js';
 export { type ExportThreadOptions, exportThread } from './export-thread.js';
 export {
@@ -62,6 +63,7 @@ export {
 } from './portable-run.js';
 export { governedNodesOf, type RunGovernance, runGovernanceOf } from './run-governance.js';
 export { parsePortableRun, RUN_SCHEMA_URL, runSchema } from './run-schema.js';
+export type { CarriedMessageFindings } from './sanitize-carried-message.js';
 export { type ServeMcpOptions, serveMcp } from './serve-mcp.js';
 export {
   GovernedStructuredTool,

@@ -8,7 +8,7 @@ export interface McpListLimits {
   maxPages?: number;
   /** Most tools listed in all (default 1000). */
   maxTools?: number;
-  /** Most bytes of listed tool metadata (JSON) in all (default 8 MiB). */
+  /** Most bytes of listing pages (as JSON, every field) in all (default 8 MiB). */
   maxBytes?: number;
   /** Longest the whole listing may take, in milliseconds (default 30 s). */
   listTimeoutMs?: number;
@@ -58,13 +58,27 @@ export async function listMcpTools(
     if (pages >= bounds.maxPages) tooLarge(`runs past ${bounds.maxPages} pages`);
     const left = Math.ceil(deadline - performance.now());
     if (left <= 0) tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-      signal: AbortSignal.timeout(left),
-      timeout: left,
-    });
+    // Our signal is the deadline; the client's own timer is only a backstop a little later, so
+    // that a page cut off in time is always recognised below (timers may fire up to a
+    // millisecond before performance.now() reaches the deadline).
+    const signal = AbortSignal.timeout(left);
+    const page = await client
+      .listTools(cursor === undefined ? undefined : { cursor }, {
+        signal,
+        timeout: left + 1000,
+      })
+      .catch((error: unknown) => {
+        // A page cut off by the deadline is the time bound, not a transport failure.
+        if (signal.aborted || performance.now() >= deadline) {
+          tooLarge(`took longer than ${bounds.listTimeoutMs} ms`);
+        }
+        throw error;
+      });
     pages++;
+    // The whole page counts, every field of it (`_meta`, fields the server made up), in UTF-8
+    // bytes: a page is held in memory whatever part of it the import reads.
+    bytes += pageBytes(page);
     const tools = Array.isArray(page?.tools) ? page.tools : [];
-    bytes += JSON.stringify(tools).length;
     if (bytes > bounds.maxBytes) tooLarge(`holds more than ${bounds.maxBytes} bytes`);
     if (listed.length + tools.length > bounds.maxTools) {
       tooLarge(`holds more than ${bounds.maxTools} tools`);
@@ -84,4 +98,20 @@ export async function listMcpTools(
     // process for the whole listing.
     await yieldToEventLoop();
   }
+}
+
+// The page as JSON in UTF-8. The client hands over parsed JSON; a page that cannot be
+// serialised (a cycle, a BigInt from a custom client) is no listing at all.
+function pageBytes(page: unknown): number {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(page);
+  } catch (error) {
+    throw new VeridexError(
+      'import_invalid',
+      `The MCP server's tool list page is not JSON (${(error as Error).message}); refusing it.`,
+      { cause: error },
+    );
+  }
+  return text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
 }

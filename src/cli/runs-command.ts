@@ -17,6 +17,7 @@ import { GRAPH_OPTION_HELP, loadGraph } from './load-graph.js';
 export const RUNS_USAGE = `Usage:
   veridex runs export <thread-id> [--out run.json] [--graph MODULE#EXPORT]
   veridex runs import <run.json> --graph MODULE#EXPORT [--thread ID] [--trust-recorded-decisions]
+                     [--drop-unsanitisable-parts]
 
 export  writes the thread as a veridex.run/v1 document (RFC 8785 canonical JSON; schema in
         schemas/run-v1.schema.json): history, state, next nodes, pending approvals, memory
@@ -25,7 +26,9 @@ import  checks the document (schema, audit chain, approvals against the graph's 
         it as a new thread of the graph, and re-derives its pending approvals through the
         graph's own policy. Approvers decide again after a move unless
         --trust-recorded-decisions (the file can claim any approver: trusted sources only).
-        The run file is untrusted input; the --graph module is code you run.
+        The run file is untrusted input; the --graph module is code you run. Every message it
+        carries passes the output sanitiser; a content part the sanitiser cannot read (an
+        image, a binary document) refuses the import unless --drop-unsanitisable-parts.
   --out FILE        write to FILE (mode 0600) instead of standard output
   --thread ID       import under another thread id (the audit chain is then left out)
 ${GRAPH_OPTION_HELP}
@@ -44,6 +47,7 @@ export async function runsCommand(argv: string[], io: CliIo): Promise<number> {
       graph: { type: 'string' },
       thread: { type: 'string' },
       'trust-recorded-decisions': { type: 'boolean' },
+      'drop-unsanitisable-parts': { type: 'boolean' },
       'database-url': { type: 'string' },
     },
   });
@@ -71,9 +75,14 @@ export async function runsCommand(argv: string[], io: CliIo): Promise<number> {
     const result = await importThread(graph, document, {
       ...(values.thread ? { threadId: values.thread, importAudit: false } : {}),
       ...(values['trust-recorded-decisions'] ? { trustRecordedDecisions: true } : {}),
+      ...(values['drop-unsanitisable-parts'] ? { unsanitisableParts: 'drop' as const } : {}),
     });
     io.out(`Imported thread ${result.threadId} (${describe(document as PortableRun)}).`);
     io.out(`Audit events appended: ${result.auditEvents}.`);
+    for (const { messageIndex, role, findings } of result.sanitisedMessages) {
+      const kinds = [...new Set(findings.map((finding) => finding.kind))].join(', ');
+      io.out(`  message ${messageIndex} (${role}) sanitised: ${kinds}`);
+    }
     for (const approval of result.approvals) {
       io.out(`  ${approval.approvalId}: ${approval.status}`);
     }

@@ -61,7 +61,7 @@ export function sanitizeOutput(value: unknown, options: SanitizeOptions = {}): S
   const found: SanitizerFinding[] = [];
   const maxBytes = Math.max(64, options.maxBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const cleaned = clean(toText(value, options.scrubber, found), options.scrubber, found);
-  const findings = merge(found);
+  const findings = mergeFindings(found);
   const total = Buffer.byteLength(cleaned);
   if (total <= maxBytes) return { content: cleaned, findings };
   const { content, removedBytes } = truncate(cleaned, total, maxBytes, options.scrubber);
@@ -166,8 +166,8 @@ function clean(
   return orphans?.text ?? redaction.text;
 }
 
-// One finding per kind and detail, counts added up, in first-seen order.
-function merge(findings: SanitizerFinding[]): SanitizerFinding[] {
+/** One finding per kind and detail, counts added up, in first-seen order. @internal */
+export function mergeFindings(findings: readonly SanitizerFinding[]): SanitizerFinding[] {
   if (findings.length < 2) return findings.map((finding) => ({ ...finding }));
   const merged = new Map<string, SanitizerFinding>();
   for (const finding of findings) {

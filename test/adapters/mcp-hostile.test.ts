@@ -85,6 +85,25 @@ describe('fromMcpClient against a hostile server', () => {
     expect(big.served.pages).toBe(9);
   });
 
+  it('reports a page still unanswered at the deadline as the time bound, not a transport error', async () => {
+    const server = new Server(
+      { name: 'stalls', version: '1.0.0' },
+      { capabilities: { tools: {} } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => new Promise<never>(() => {}));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'importer', version: '1.0.0' });
+    await client.connect(clientSide);
+    const error = await fromMcpClient(client, {
+      safetyClassFor: 'read',
+      lockFile: false,
+      limits: { listTimeoutMs: 100 },
+    }).catch((e: unknown) => e);
+    expect(VeridexError.is(error, 'import_too_large')).toBe(true);
+    expect((error as Error).message).toContain('100 ms');
+  });
+
   it('refuses a cursor the server already gave (a loop)', async () => {
     const { client, served } = await hostileServer((index) => ({
       tools: [one(`tool_${index}`)],
