@@ -45,7 +45,7 @@ async function history(count: number, threadId = 'payout-1'): Promise<TraceEvent
     payload: { approvalId: 'apr_1', approver: 'alice', approverName: 'Alice', decision: 'approve' },
   });
   for (let index = 2; index < count; index++) {
-    await audit.append({ threadId, type: 'tool_executed', payload: { index } });
+    await audit.append({ threadId, type: 'turn_started', payload: { index } });
   }
   return audit.events(threadId);
 }
@@ -388,7 +388,9 @@ describe('consistency between bundles (property)', () => {
 });
 
 describe('veridex.evidence/v1 bundles', () => {
-  // Sealed by the v1 code (before tree heads), with the RFC 8032 test key 1.
+  // In the v1 format (before tree heads), signed with the RFC 8032 test key 1 (re-sealed when
+  // the verifier began refusing a tool_executed event with no call id: its third event is a
+  // transfer_executed now).
   const v1 = JSON.parse(
     readFileSync(new URL('./fixtures/evidence-v1.json', import.meta.url), 'utf8'),
   );

@@ -133,7 +133,7 @@ async function sampleEvents(count: number, threadId = 'thread-1'): Promise<Trace
     'run_started',
     'tool_proposed',
     'policy_decision',
-    'tool_executed',
+    'context_compiled',
     'run_completed',
   ] as const;
   for (let index = 0; index < count; index++) {
@@ -182,7 +182,7 @@ describe('sealEvidence / verifyEvidence', () => {
       run_started: 3,
       tool_proposed: 3,
       policy_decision: 2,
-      tool_executed: 2,
+      context_compiled: 2,
       run_completed: 2,
     });
     expect(result.body?.subject).toEqual({ agentId: 'payout-bot' });
@@ -248,7 +248,7 @@ describe('sealEvidence / verifyEvidence', () => {
     const body = verifyEvidence(bundle, { keys }).body!;
     const truncated = { ...body, events: body.events.slice(0, -1) };
     expect(verifyEvidence(resign(truncated, signer), { keys }).reasons.join()).toMatch(/head hash/);
-    const wrongCounts = { ...body, counts: { ...body.counts, tool_executed: 9 } };
+    const wrongCounts = { ...body, counts: { ...body.counts, context_compiled: 9 } };
     expect(verifyEvidence(resign(wrongCounts, signer), { keys }).reasons.join()).toMatch(/counts/);
   });
 

@@ -74,7 +74,7 @@ async function scene(db: Database): Promise<Scene> {
     verified: false,
   });
   await append('approval_resolved', { approvalId: 'apr_1', status: 'approved' });
-  await append('tool_executed', { toolName: 'transfer' });
+  await append('transfer_executed', { toolName: 'transfer' });
   await append('run_completed', {});
   const { bundle: older } = await sealAuditThread(audit, { threadId }, [signer]);
   await new TransparencyLog({ audit, signers: [signer] }).publish();

@@ -23,7 +23,7 @@ import { evidenceFileName, sealThreadEvidence } from '../../src/nodes/index.js';
 async function events(threadId: string) {
   const audit = new AuditLog();
   await audit.append({ threadId, type: 'run_started', payload: {} });
-  await audit.append({ threadId, type: 'tool_executed', payload: { tool: 'transfer' } });
+  await audit.append({ threadId, type: 'transfer_executed', payload: { tool: 'transfer' } });
   return { audit, events: await audit.events(threadId) };
 }
 

@@ -50,7 +50,7 @@ function threadHead(threadId: string, treeSize: number, root = 'ab'): SignedTree
 
 async function appendEvents(audit: AuditLog, threadId: string, count: number): Promise<void> {
   for (let index = 0; index < count; index++) {
-    await audit.append({ threadId, type: 'tool_executed', payload: { index } });
+    await audit.append({ threadId, type: 'turn_started', payload: { index } });
   }
 }
 
