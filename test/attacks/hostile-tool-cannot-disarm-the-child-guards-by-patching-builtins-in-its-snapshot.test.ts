@@ -1,8 +1,9 @@
 // Adversary 2 (a hostile tool author) and 9 (root in a container) against IsolatedProcessSandbox:
 // the tool module's top-level code runs once, when the startup snapshot is built, in the same heap
 // as the child's call-start gate (call-start.ts) and descriptor hygiene (descriptor-hygiene.ts).
-// Those call Node's `fs` through its module object at run time, so a module that replaces
-// `fs.readSync` or `fs.readdirSync` there before the heap is frozen decides what they see.
+// They once called Node's `fs` through its module object at run time, so a module that replaced
+// `fs.readSync` or `fs.readdirSync` there before the heap was frozen decided what they saw; they
+// now capture every function they use when they are evaluated, before the tool's code.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,16 +21,15 @@ describeIsolated('a tool module that patches fs while its snapshot is built', ()
   it('prewarm: answering the call-start gate itself (fs.readSync) still runs no tool code between calls', async () => {
     const box = new IsolatedProcessSandbox({ jailRoot: jail, timeoutMs: 30_000, prewarm: true });
     try {
-      const { result } = await runHostileTool(box, gateBypass, '');
-      expect(result).toMatchObject({ status: 'success' });
+      // The gate reads with the fs.readSync captured before the tool's code ran, so the tool's
+      // replacement answers only the child's later read of the request — which it corrupts with
+      // its fake start byte: the call fails, by the tool's own doing. What must hold is below.
+      await runHostileTool(box, gateBypass, '');
       for (const name of readdirSync(jail))
         if (name.startsWith('ungated-')) rmSync(join(jail, name));
       // No call runs now; the prewarmed child for the next call waits (or should).
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       const written = readdirSync(jail).filter((name) => name.startsWith('ungated-'));
-      // The next call works either way (the attack leaves no trace in the protocol).
-      const second = await runHostileTool(box, gateBypass, '');
-      expect(second.result).toMatchObject({ status: 'success' });
       expect(written, `${written.length} files written while no call ran`).toEqual([]);
     } finally {
       box.close();
