@@ -16,7 +16,7 @@ const indexOf = String.prototype.indexOf;
 const slice = String.prototype.slice;
 const parseInteger = Number.parseInt;
 const toNumber = Number;
-const isNaN = Number.isNaN;
+const notANumber = Number.isNaN;
 
 const O_CLOEXEC = 0o2000000;
 
@@ -64,5 +64,5 @@ function fdFlags(info: string): number {
   const end = apply(indexOf, info, ['\n', start]) as number;
   const field = apply(slice, info, [start + 6, end < 0 ? info.length : end]) as string;
   const flags = parseInteger(field, 8);
-  return isNaN(flags) ? 0 : flags;
+  return notANumber(flags) ? 0 : flags;
 }
