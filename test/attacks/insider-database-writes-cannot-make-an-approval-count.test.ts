@@ -36,6 +36,21 @@ async function tryDecide(approvals: ApprovalManager, id: string, input: unknown)
   }
 }
 
+// Tier 0: two of ops for the first hour; tier 1 (after an hour): any one of ops or directors.
+const twoTierPacks: Record<string, ApprovalPack> = {
+  escalation: {
+    tiers: [
+      { name: 'ops-pair', approvers: ['role:ops'], requiredApprovals: 2, timeoutMs: HOUR },
+      {
+        name: 'after-hours',
+        approvers: ['role:ops', 'role:director'],
+        requiredApprovals: 1,
+        timeoutMs: HOUR,
+      },
+    ],
+  },
+};
+
 async function readDecisions(db: Database, id: string) {
   const { rows } = await db.query<{ decisions: unknown }>(
     `SELECT decisions FROM veridex_approvals WHERE id = $1`,
@@ -71,20 +86,7 @@ describeEachDatabase('an insider with database write access but no approver key'
 
   it('relabels a tier-0 decision as tier 1 and flips the row approved: a later, smaller tier is not counted before its deadline opened it', async () => {
     const db = context.db();
-    // Tier 0: two of ops for the first hour; tier 1 (after an hour): any one of ops or directors.
-    const packs: Record<string, ApprovalPack> = {
-      escalation: {
-        tiers: [
-          { name: 'ops-pair', approvers: ['role:ops'], requiredApprovals: 2, timeoutMs: HOUR },
-          {
-            name: 'after-hours',
-            approvers: ['role:ops', 'role:director'],
-            requiredApprovals: 1,
-            timeoutMs: HOUR,
-          },
-        ],
-      },
-    };
+    const packs = twoTierPacks;
     const { graph, ledger, approvals } = await graphOn(db, {
       route: 'policy_pack',
       packs,
@@ -104,19 +106,7 @@ describeEachDatabase('an insider with database write access but no approver key'
 
   it('moves expires_at into the past to open tier 1 early: one approval a minute after the request does not pass a tier that needs two for an hour', async () => {
     const db = context.db();
-    const packs: Record<string, ApprovalPack> = {
-      escalation: {
-        tiers: [
-          { name: 'ops-pair', approvers: ['role:ops'], requiredApprovals: 2, timeoutMs: HOUR },
-          {
-            name: 'after-hours',
-            approvers: ['role:ops', 'role:director'],
-            requiredApprovals: 1,
-            timeoutMs: HOUR,
-          },
-        ],
-      },
-    };
+    const packs = twoTierPacks;
     const { graph, ledger, approvals } = await graphOn(db, {
       route: 'policy_pack',
       packs,
@@ -135,19 +125,7 @@ describeEachDatabase('an insider with database write access but no approver key'
 
   it('backdates created_at and expires_at by 90 minutes: the tier the audit log says opened an hour from now does not count one approval', async () => {
     const db = context.db();
-    const packs: Record<string, ApprovalPack> = {
-      escalation: {
-        tiers: [
-          { name: 'ops-pair', approvers: ['role:ops'], requiredApprovals: 2, timeoutMs: HOUR },
-          {
-            name: 'after-hours',
-            approvers: ['role:ops', 'role:director'],
-            requiredApprovals: 1,
-            timeoutMs: HOUR,
-          },
-        ],
-      },
-    };
+    const packs = twoTierPacks;
     const { graph, ledger, approvals } = await graphOn(db, {
       route: 'policy_pack',
       packs,

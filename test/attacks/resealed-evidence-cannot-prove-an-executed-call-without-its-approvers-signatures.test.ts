@@ -1,56 +1,15 @@
-import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
-import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
-import {
-  Ed25519Signer,
-  generateKeyPair,
-  sealEvidence,
-  type TraceEvent,
-  type TrustedApprover,
-  verifyEvidence,
-} from '../../src/audit/index.js';
-import { testKey } from '../support/approvers.js';
 import { paidThread } from '../support/paid-thread.js';
 import { rewriteEvents } from '../support/rechain.js';
+import { trusted, verifyResealed as verify } from '../support/resealed-bundle.js';
 
 /**
  * Adversary (c): an insider who holds the audit table AND the agent's evidence signing key, and
  * re-chains / re-seals. They do not hold alice's or bob's private keys. The auditor runs
  * `verifyEvidence` (= `veridex verify`). Each test asserts the SECURE outcome (invalid).
  */
-const agent = new Ed25519Signer(generateKeyPair().privateKey);
-
-function trusted(names: string[]): TrustedApprover[] {
-  return names.map((name) => {
-    const pub = ed.getPublicKey(testKey(name));
-    return {
-      id: name,
-      keys: [
-        {
-          keyId: ed25519KeyId(pub),
-          publicKey: Buffer.from(pub).toString('base64'),
-          type: 'ed25519',
-        },
-      ],
-    };
-  });
-}
 
 const rewrite = rewriteEvents;
-
-function verify(
-  threadId: string,
-  events: readonly TraceEvent[],
-  approvers?: readonly TrustedApprover[],
-  options: { trustBundleKeys?: boolean } = {},
-) {
-  const bundle = JSON.parse(JSON.stringify(sealEvidence({ threadId, events }, [agent])));
-  return verifyEvidence(bundle, {
-    keys: [agent.verifier()],
-    ...(approvers ? { approvers } : {}),
-    ...options,
-  });
-}
 
 describe('a re-sealed bundle cannot prove an executed call without its approvers signatures', () => {
   it('control: the honest bundle verifies with the trusted approvers; without them only by the named opt-in', async () => {

@@ -1,17 +1,12 @@
-import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
-import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
-import {
-  Ed25519Signer,
-  generateKeyPair,
-  sealEvidence,
-  type TraceEvent,
-  type TrustedApprover,
-  verifyEvidence,
-} from '../../src/audit/index.js';
-import { testKey } from '../support/approvers.js';
 import { paidThread } from '../support/paid-thread.js';
 import { rewriteEvents } from '../support/rechain.js';
+import {
+  executedTransfer as executed,
+  isPay,
+  trusted,
+  verifyResealed,
+} from '../support/resealed-bundle.js';
 
 /**
  * Adversary: an insider who holds the audit table AND the agent's evidence signing key (re-chains
@@ -22,35 +17,13 @@ import { rewriteEvents } from '../support/rechain.js';
  * keeps the $50,000 transfer's `tool_executed` event in the bundle and asserts the SECURE
  * outcome: the bundle is invalid.
  */
-const agent = new Ed25519Signer(generateKeyPair().privateKey);
-
-function trusted(names: string[]): TrustedApprover[] {
-  return names.map((name) => {
-    const pub = ed.getPublicKey(testKey(name));
-    return {
-      id: name,
-      keys: [
-        {
-          keyId: ed25519KeyId(pub),
-          publicKey: Buffer.from(pub).toString('base64'),
-          type: 'ed25519',
-        },
-      ],
-    };
-  });
-}
-
-function verify(threadId: string, events: readonly TraceEvent[]) {
-  const bundle = JSON.parse(JSON.stringify(sealEvidence({ threadId, events }, [agent])));
-  return verifyEvidence(bundle, { keys: [agent.verifier()], approvers: trusted(['alice', 'bob']) });
-}
-
-const isPay = (event: TraceEvent) => event.payload.toolCallId === 'call_pay';
 // OPEN (issue 29 note; policy replay is issue 34): the evidence key holder writes the policy
 // decision, the request's route and the safety class; the verifier checks a bundle against
 // what its policy recorded, not against the policy itself, so these relabellings still verify.
-const executed = (events: readonly TraceEvent[]) =>
-  events.find((event) => event.type === 'tool_executed' && event.payload.toolName === 'transfer');
+
+function verify(threadId: string, events: Parameters<typeof verifyResealed>[1]) {
+  return verifyResealed(threadId, events, trusted(['alice', 'bob']));
+}
 
 describe('a re-sealed bundle cannot relabel an escalated call as cleared (open: needs the policy)', () => {
   it("rewrites the request's route to 'auto' with a quorum of 0 and drops both decisions: the escalated transfer is proven by nobody", async () => {
