@@ -167,8 +167,13 @@ export class Passkeys {
     const algorithm = registration.response.publicKeyAlgorithm;
     await this.#inbox.invitations.consume(invitation);
     // Unproven by the approver, through an admin's invitation: whoever opened the link may be
-    // that admin, so the key speaks for her too (never one quorum with her own decisions).
-    const sponsor = !consent && createdBy.via === 'session' ? createdBy.approver : undefined;
+    // that admin, so the key speaks for her too (never one quorum with her own decisions). A key
+    // proven by a sponsored key inherits its sponsor: whoever holds one holds the other.
+    const sponsor = consent
+      ? (await this.#inbox.approvals.directory.findByKey(consent.key.keyId))?.key.sponsor
+      : createdBy.via === 'session'
+        ? createdBy.approver
+        : undefined;
     const updated = await this.#inbox.approvals.directory.addKey(
       approverId,
       {

@@ -9,6 +9,7 @@ import {
   verifyEvidence,
 } from '../../src/audit/index.js';
 import { parseApprovers, serializeApprovers, webauthnKeyId } from '../../src/identity/index.js';
+import { InvitationStore } from '../../src/server/invitations.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { startTestInbox, type TestInbox } from '../support/inbox.js';
 import { escalate, transferProposal } from '../support/proposals.js';
@@ -65,8 +66,18 @@ describeEachDatabase('passkeys in the approvals service', (context) => {
     return link.slice(link.lastIndexOf('/') + 1);
   }
 
-  async function enrol(name: string): Promise<Browser> {
-    const invitation = await invite(name);
+  /** What `veridex approvers invite` does: the operator's invitation (no sponsor). */
+  async function operatorInvite(name: string): Promise<string> {
+    await inbox!.directory.add({ id: name, displayName: name.toUpperCase() });
+    const invitation = await new InvitationStore(context.db()).create({
+      approverId: name,
+      createdBy: { via: 'operator', operator: 'ops' },
+    });
+    return invitation.token;
+  }
+
+  async function enrol(name: string, by: 'admin' | 'operator' = 'admin'): Promise<Browser> {
+    const invitation = by === 'admin' ? await invite(name) : await operatorInvite(name);
     const authenticator = new SoftAuthenticator(inbox!.server.origin);
     const options = await (await post('/api/passkeys/register/options', { invitation })).json();
     const registered = await post('/api/passkeys/register', {
@@ -301,8 +312,10 @@ describeEachDatabase('passkeys in the approvals service', (context) => {
       transferProposal('th-ev'),
       escalate('dual_approval'),
     );
+    // Two people: dave invited by admin alice, erin by an operator (`veridex approvers invite`).
+    // Two enrollees of one admin never make a dual approval (the admin may be both).
     for (const name of ['dave', 'erin']) {
-      const browser = await enrol(name);
+      const browser = await enrol(name, name === 'erin' ? 'operator' : 'admin');
       const response = await post(
         `/api/approvals/${request.id}/decisions`,
         await passkeyDecision(browser, request.id),
