@@ -137,22 +137,27 @@ export class PostgresApproverDirectory implements ApproverDirectory {
   }
 
   async get(id: string): Promise<Approver | undefined> {
-    const row = await this.#rowNamed(id);
-    return row && this.#verified(row);
+    // The sealed one when several rows answer to the name (an insider's look-alike row must not
+    // hide the real approver, e.g. from the operator revoking a stolen key).
+    for (const row of await this.#rowsNamed(id)) {
+      const approver = this.#verified(row);
+      if (approver) return approver;
+    }
+    return undefined;
   }
 
   /**
-   * The stored row for the approver named `id`: the one whose own (sealed) id has `id`'s
-   * identity key — never a row an insider pointed the unsealed `identity_key` column at.
+   * The stored rows for the approver named `id`, the exact id first: those whose own (sealed) id
+   * has `id`'s identity key — never a row an insider pointed the unsealed `identity_key` at.
    */
-  async #rowNamed(id: string): Promise<ApproverRow | undefined> {
+  async #rowsNamed(id: string): Promise<ApproverRow[]> {
     const key = tryIdentityKey(id);
-    if (key === undefined) return undefined;
-    const { rows } = await this.#db.query<ApproverRow>(SELECT_BY_IDENTITY_KEY, [
-      key,
-      canonicalIdentity(id),
-    ]);
-    return rows.find((row) => tryIdentityKey(row.id) === key);
+    if (key === undefined) return [];
+    const exact = canonicalIdentity(id);
+    const { rows } = await this.#db.query<ApproverRow>(SELECT_BY_IDENTITY_KEY, [key, exact]);
+    return rows
+      .filter((row) => tryIdentityKey(row.id) === key)
+      .sort((a, b) => Number(b.id === exact) - Number(a.id === exact));
   }
 
   async findByKey(keyId: string): Promise<{ approver: Approver; key: ApproverKey } | undefined> {
@@ -244,7 +249,7 @@ export class PostgresApproverDirectory implements ApproverDirectory {
    * @returns the approver as now sealed. @throws `approver_unknown`, `directory_read_only`.
    */
   async vouch(id: string, options: { keyId?: string } = {}): Promise<Approver> {
-    const row = await this.#rowNamed(id);
+    const [row] = await this.#rowsNamed(id);
     if (!row) throw unknownApprover(id);
     if (row.identity_key !== identityKey(row.id)) {
       throw new VeridexError(

@@ -140,4 +140,22 @@ describeEachDatabase('an insider who writes rows that do not decode', (context) 
       'carol',
     ]);
   });
+
+  it("frees alice's identity_key and inserts a look-alike row ('аlice', Cyrillic) holding it: the operator's revoke of alice still revokes alice", async () => {
+    const db = context.db();
+    const { graph, ledger, approvals } = await insiderGraph(db, { route: 'human_required' });
+    const pending = await suspendedOn(graph, 't-lookalike-revoke');
+    await db.query(`UPDATE veridex_approvers SET identity_key = 'moved' WHERE id = 'alice'`);
+    await db.query(
+      `INSERT INTO veridex_approvers (id, identity_key, display_name, roles, added_at)
+       VALUES ('\u0430lice', $1, 'Alice', '[]'::jsonb, now())`,
+      [identityKey('alice')],
+    );
+    const revoked = await approvals.directory.revoke('alice');
+    expect(revoked.id).toBe('alice');
+    expect(revoked.revokedAt).toBeDefined();
+    await tryDecide(approvals, pending.approvalId, signAs(pending, 'alice'));
+    await graph.invoke(new Command({ resume: RECHECK }), config('t-lookalike-revoke'));
+    expect(ledger.transfers).toHaveLength(0);
+  });
 });
