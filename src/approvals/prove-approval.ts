@@ -115,23 +115,27 @@ async function checkRecord(
   expected: ApprovalExpectation,
   directory: ApproverDirectory,
 ): Promise<{ problem: string } | { sponsor?: string }> {
-  const sponsor = record.signed
-    ? (await directory.findByKey(record.signed.keyId))?.key.sponsor
-    : undefined;
+  // One directory lookup per decision: its key's sponsor here, the key's checks below.
+  const found = record.signed ? await directory.findByKey(record.signed.keyId) : undefined;
+  const sponsor = found?.key.sponsor;
   const proposers = [...expected.proposers, request.proposer, ...request.proposers];
   if (sponsor && proposers.some((proposer) => sameIdentity(proposer, sponsor))) {
     return { problem: `its key was enrolled on "${sponsor}"'s invitation, who proposed the call` };
   }
-  const problem = await recordProblem(request, record, expected, directory);
+  const problem = await recordProblem(request, record, expected, directory, found);
   return problem ? { problem } : sponsor ? { sponsor } : {};
 }
 
-/** Why one recorded decision cannot be counted, or `undefined` when it is proven. */
+/**
+ * Why one recorded decision cannot be counted, or `undefined` when it is proven. `found` is the
+ * directory's entry for the signing key (looked up once by the caller).
+ */
 async function recordProblem(
   request: ApprovalRequest,
   record: ApprovalDecisionRecord,
   expected: ApprovalExpectation,
   directory: ApproverDirectory,
+  found: Awaited<ReturnType<ApproverDirectory['findByKey']>>,
 ): Promise<string | undefined> {
   const approverKey = tryIdentityKey(record.approver);
   if (approverKey === undefined) return 'its approver is not a valid identity';
@@ -171,7 +175,6 @@ async function recordProblem(
       return 'its arguments are not the ones signed';
     }
   }
-  const found = await directory.findByKey(keyId);
   if (!found || !sameIdentity(found.approver.id, statement.approver)) {
     return `key ${keyId.slice(0, 80)} is not a key of "${statement.approver.slice(0, 80)}" in the directory`;
   }

@@ -277,19 +277,19 @@ export class PostgresApproverDirectory implements ApproverDirectory {
 
   /** The approver with only its sealed keys, or `undefined` when its own row is unsealed. */
   #verified(row: ApproverRow): Approver | undefined {
-    const { approver, seal, keySeals } = rowEntries(row);
-    const problems = this.#problems(row);
+    const { approver, problems } = this.#checked(row);
     for (const problem of problems) this.#options.onUnsealed?.(problem);
-    if (!this.seal.checkApprover(approver, seal)) return undefined;
-    return {
-      ...approver,
-      keys: approver.keys.filter((key, index) =>
-        this.seal.checkKey(approver.id, key, keySeals[index] ?? null),
-      ),
-    };
+    if (problems.some((problem) => problem.keyId === undefined)) return undefined;
+    const unsealed = new Set(problems.map((problem) => problem.keyId));
+    return { ...approver, keys: approver.keys.filter((key) => !unsealed.has(key.keyId)) };
   }
 
   #problems(row: ApproverRow): UnsealedEntry[] {
+    return this.#checked(row).problems;
+  }
+
+  /** The row decoded once, with every entry of it whose seal does not verify. */
+  #checked(row: ApproverRow): { approver: Approver; problems: UnsealedEntry[] } {
     const { approver, seal, keySeals } = rowEntries(row);
     const problems: UnsealedEntry[] = [];
     if (!this.seal.checkApprover(approver, seal)) problems.push({ approver: approver.id });
@@ -298,7 +298,7 @@ export class PostgresApproverDirectory implements ApproverDirectory {
         problems.push({ approver: approver.id, keyId: key.keyId });
       }
     });
-    return problems;
+    return { approver, problems };
   }
 }
 

@@ -30,7 +30,8 @@ export async function pendingApprovalInterrupts(
   return approvalInterruptsOf(await graph.getState({ configurable: { thread_id: threadId } }));
 }
 
-function approvalInterruptsOf(
+/** The approval interrupts a thread's snapshot (`graph.getState`) is suspended on. */
+export function approvalInterruptsOf(
   state: Awaited<ReturnType<ResumableGraph<unknown>['getState']>>,
 ): Array<{ id?: string; value: ApprovalsInterrupt }> {
   return state.tasks

@@ -3,7 +3,7 @@ import type { ApprovalManager } from '../approvals/index.js';
 import { type AuditLog, deriveEventId } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
-import { pendingApprovalInterrupts, type ResumableGraph, resumeThread } from './resume-thread.js';
+import { approvalInterruptsOf, type ResumableGraph, resumeThread } from './resume-thread.js';
 import { CLAIM_RESOLUTION, MARK_FAILED, MARK_RESUMED, RELEASE } from './resumer-sql.js';
 
 /** Options of {@link startResumer}. */
@@ -88,8 +88,7 @@ export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
         await options.db.query(RELEASE, [claimed.id]);
         return { ...base, outcome: 'not_ours' };
       }
-      const waiting = await pendingApprovalInterrupts(options.graph, claimed.thread_id);
-      const onIt = waiting.some((pending) =>
+      const onIt = approvalInterruptsOf(state).some((pending) =>
         pending.value.approvals.some((approval) => approval.approvalId === claimed.id),
       );
       let outcome: ResumeOutcome['outcome'] = 'not_waiting';
