@@ -1,16 +1,14 @@
-// Adversary 2 (a hostile tool author) and 9 (root in a container) against IsolatedProcessSandbox:
-// the tool module's top-level code runs once, when the startup snapshot is built, in the same heap
-// as the child's call-start gate (call-start.ts) and descriptor hygiene (descriptor-hygiene.ts).
-// They once called Node's `fs` through its module object at run time, so a module that replaced
-// `fs.readSync` or `fs.readdirSync` there before the heap was frozen decided what they saw; they
-// now capture every function they use when they are evaluated, before the tool's code.
-import { spawn } from 'node:child_process';
-import { closeSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { IsolatedProcessSandbox } from '../../src/sandbox/index.js';
-import { attackJail, canary, runHostileTool } from '../support/attack-targets.js';
+import {
+  attackJail,
+  canary,
+  runAgentHoldingFd40,
+  runHostileTool,
+} from '../support/attack-targets.js';
 import { describeIsolated } from '../support/isolation.js';
 import { gateBypass } from './fixtures/snapshot-gate-bypass-tool.js';
 
@@ -38,22 +36,12 @@ describeIsolated('a tool module that patches fs while its snapshot is built', ()
 
   it('blinding the descriptor hygiene (fs.readdirSync) leaves no inherited descriptor readable', async () => {
     const secret = canary('blindfd');
-    const secretFile = join(base, 'held-open.txt');
-    writeFileSync(secretFile, secret, { mode: 0o600 });
-    const held = openSync(secretFile, 'r');
     const agent = fileURLToPath(new URL('./fixtures/blind-hygiene-agent.ts', import.meta.url));
-    const stdio: Array<'pipe' | 'ignore' | number> = ['ignore', 'pipe', 'pipe'];
-    for (let fd = 3; fd < 40; fd++) stdio.push('ignore');
-    stdio.push(held);
-    const child = spawn(process.execPath, ['--import', 'tsx', agent, jail, secret], { stdio });
-    closeSync(held);
-    let output = '';
-    let errors = '';
-    child.stdout!.on('data', (chunk) => (output += chunk));
-    child.stderr!.on('data', (chunk) => (errors += chunk));
-    const code = await new Promise((resolve) => child.on('close', resolve));
+    // Descriptors 3..39 closed, the secret at 40: what `node agent 40<secret` gives the agent.
+    const { code, errors, printed } = await runAgentHoldingFd40(agent, jail, base, secret);
     expect(code, errors).toBe(0);
-    const { agentSees, result } = JSON.parse(output);
+    // biome-ignore lint/suspicious/noExplicitAny: the agent fixture prints the tool's result as JSON.
+    const { agentSees, result } = printed as any;
     expect(agentSees).toBe(true); // the agent really holds it: the attack is real
     expect(result).toMatchObject({ status: 'success' });
     const seen = JSON.parse(result.output.result);

@@ -1,12 +1,7 @@
-// Adversary 2 (a hostile tool author) and 9 (root in a container): the child closes inherited
-// descriptors in the snapshot's main function, but a tool module can register a V8
-// deserialize callback when the snapshot is built, and those run first.
-import { spawn } from 'node:child_process';
-import { closeSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { attackJail, canary } from '../support/attack-targets.js';
+import { attackJail, canary, runAgentHoldingFd40 } from '../support/attack-targets.js';
 import { describeIsolated } from '../support/isolation.js';
 
 const { base, jail } = attackJail('veridex-attack30-fd-');
@@ -17,22 +12,12 @@ describeIsolated(
   () => {
     it('closes a descriptor held at 40 before any code of the tool module runs in the sandbox', async () => {
       const secret = canary('snapfd');
-      const secretFile = join(base, 'held-open.txt');
-      writeFileSync(secretFile, secret, { mode: 0o600 });
-      const held = openSync(secretFile, 'r');
       const agent = fileURLToPath(new URL('./fixtures/snapshot-fd-agent.ts', import.meta.url));
-      const stdio: Array<'pipe' | 'ignore' | number> = ['ignore', 'pipe', 'pipe'];
-      for (let fd = 3; fd < 40; fd++) stdio.push('ignore');
-      stdio.push(held);
-      const child = spawn(process.execPath, ['--import', 'tsx', agent, jail, secret], { stdio });
-      closeSync(held);
-      let output = '';
-      let errors = '';
-      child.stdout!.on('data', (chunk) => (output += chunk));
-      child.stderr!.on('data', (chunk) => (errors += chunk));
-      const code = await new Promise((resolve) => child.on('close', resolve));
+      // Descriptors 3..39 closed, the secret at 40: what `node agent 40<secret` gives the agent.
+      const { code, errors, printed } = await runAgentHoldingFd40(agent, jail, base, secret);
       expect(code, errors).toBe(0);
-      const { agentSees, result } = JSON.parse(output);
+      // biome-ignore lint/suspicious/noExplicitAny: the agent fixture prints the tool's result as JSON.
+      const { agentSees, result } = printed as any;
       expect(agentSees).toBe(true); // the agent really holds it: the attack is real
       expect(result).toMatchObject({ status: 'success' });
       const seen = JSON.parse(result.output.result);

@@ -1,12 +1,10 @@
 // IsolatedProcessSandbox against root inside a container (threat model adversary 9, issue 30):
 // the agent runs as root here; every attack is tried for real and must leave the host as it was.
 // No host setting is ever written: kernel settings are only opened for writing, then closed.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
-  closeSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -17,7 +15,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IsolatedProcessSandbox } from '../../src/sandbox/index.js';
-import { attackJail, canary, runHostileTool } from '../support/attack-targets.js';
+import {
+  attackJail,
+  canary,
+  runAgentHoldingFd40,
+  runHostileTool,
+} from '../support/attack-targets.js';
 import { describeIsolated } from '../support/isolation.js';
 import * as root from './fixtures/root-tools.js';
 
@@ -106,23 +109,12 @@ describeIsolated('IsolatedProcessSandbox with a root agent', () => {
 describeIsolated('IsolatedProcessSandbox and descriptors the agent inherited', () => {
   it('closes a descriptor held at 40 above a gap: the tool cannot read it', async () => {
     const secret = canary('fd40');
-    const secretFile = join(base, 'held-open.txt');
-    writeFileSync(secretFile, secret, { mode: 0o600 });
-    const held = openSync(secretFile, 'r');
     const agent = fileURLToPath(new URL('./fixtures/fd-agent.ts', import.meta.url));
     // Descriptors 3..39 closed, the secret at 40: what `node agent 40<secret` gives the agent.
-    const stdio: Array<'pipe' | 'ignore' | number> = ['ignore', 'pipe', 'pipe'];
-    for (let fd = 3; fd < 40; fd++) stdio.push('ignore');
-    stdio.push(held);
-    const child = spawn(process.execPath, ['--import', 'tsx', agent, jail, secret], { stdio });
-    closeSync(held);
-    let output = '';
-    let errors = '';
-    child.stdout!.on('data', (chunk) => (output += chunk));
-    child.stderr!.on('data', (chunk) => (errors += chunk));
-    const code = await new Promise((resolve) => child.on('close', resolve));
+    const { code, errors, printed } = await runAgentHoldingFd40(agent, jail, base, secret);
     expect(code, errors).toBe(0);
-    const { agentSees, result } = JSON.parse(output);
+    // biome-ignore lint/suspicious/noExplicitAny: the agent fixture prints the tool's result as JSON.
+    const { agentSees, result } = printed as any;
     expect(agentSees).toBe(true); // the agent really holds it: the attack is real
     const seen = JSON.parse(answer(result));
     expect(seen.found).toEqual([]);

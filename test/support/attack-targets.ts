@@ -4,9 +4,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import {
   chmodSync,
+  closeSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   realpathSync,
   writeFileSync,
@@ -212,4 +214,37 @@ export async function runHostileTool(
   );
   const events = await audit.events('t');
   return { result, securityEvents: events.filter((event) => event.type === 'security_event') };
+}
+
+/**
+ * Runs the agent script `agentFile` (`node --import tsx agentFile jail secret`) holding a file
+ * with `secret` open at descriptor 40, descriptors 3..39 closed — what `node agent 40<secret`
+ * gives an agent — and returns its exit code, stderr, and the JSON it printed.
+ */
+export async function runAgentHoldingFd40(
+  agentFile: string,
+  jail: string,
+  scratch: string,
+  secret: string,
+): Promise<{ code: unknown; errors: string; printed: Record<string, unknown> | undefined }> {
+  const secretFile = join(scratch, 'held-open.txt');
+  writeFileSync(secretFile, secret, { mode: 0o600 });
+  const held = openSync(secretFile, 'r');
+  const stdio: Array<'pipe' | 'ignore' | number> = ['ignore', 'pipe', 'pipe'];
+  for (let fd = 3; fd < 40; fd++) stdio.push('ignore');
+  stdio.push(held);
+  const child = spawn(process.execPath, ['--import', 'tsx', agentFile, jail, secret], { stdio });
+  closeSync(held);
+  let output = '';
+  let errors = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (errors += chunk));
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  let printed: Record<string, unknown> | undefined;
+  try {
+    printed = JSON.parse(output);
+  } catch {
+    printed = undefined;
+  }
+  return { code, errors, printed };
 }
