@@ -56,6 +56,8 @@ export const ERROR_CODES = [
   'proposer_cannot_approve',
   'proposal_mutation_detected',
   'resume_payload_invalid',
+  'decision_not_allowed',
+  'turn_rejected',
   'approval_required',
   'identity_invalid',
   'identity_ambiguous',

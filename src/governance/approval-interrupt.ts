@@ -15,6 +15,7 @@ import {
   hitlRequestOf,
   isHitlResponse,
 } from './hitl-protocol.js';
+import { decisionNotAllowed, isReviewDecision, type ReviewConfigs } from './review-config.js';
 
 /** Marks the value a governed tool node interrupts with. */
 export const APPROVALS_INTERRUPT = 'veridex.approvals';
@@ -99,10 +100,12 @@ export function approvalsInterrupt(
   threadId: string,
   pending: readonly PendingPlan[],
   refusals: readonly DecisionRefusal[] = [],
+  review?: ReviewConfigs,
+  descriptions?: readonly (string | undefined)[],
 ): ApprovalsInterrupt {
   const ids = new Set(pending.map((plan) => plan.request.id));
   return {
-    ...hitlRequestOf(pending),
+    ...hitlRequestOf(pending, review, descriptions),
     type: APPROVALS_INTERRUPT,
     threadId,
     refusals: refusals.filter(
@@ -149,6 +152,14 @@ export interface ResumeContext {
   runId: string;
   approvals: ApprovalManager;
   audit: AuditLog;
+  /** Decisions reviewers may take per tool (`decision_not_allowed` for the others). */
+  review?: ReviewConfigs | undefined;
+  /**
+   * False where this interrupt may be one of several the same resume value reaches (one per
+   * call, at the tool): bare HITL decisions, matched by position, are then refused, so one
+   * `{ decisions: [{ type: 'approve' }] }` cannot approve every waiting call at once.
+   */
+  positional?: boolean;
 }
 
 /**
@@ -172,13 +183,16 @@ export async function applyResume(
     value === undefined || value === null || isRecheck(value)
       ? []
       : isHitlResponse(value)
-        ? fromHitlResponse(value, pending)
+        ? fromHitlResponse(value, pending, context.positional !== false)
         : Array.isArray(value)
           ? value
           : [value];
   const pendingIds = new Set(pending.map((plan) => plan.request.id));
   for (const [position, entry] of entries.entries()) {
-    const refuse = (kind: 'resume_payload_invalid' | 'approval_not_found', message: string) => {
+    const refuse = (
+      kind: 'resume_payload_invalid' | 'approval_not_found' | 'decision_not_allowed',
+      message: string,
+    ) => {
       refusals.push({
         ...(approvalIdOf(entry) !== undefined
           ? { approvalId: approvalIdOf(entry)!.slice(0, 80) }
@@ -203,9 +217,12 @@ export async function applyResume(
     const approvalId =
       typeof entry === 'object' && entry !== null ? approvalIdOf(entry) : undefined;
     if (approvalId === undefined) {
+      const why = (entry as { invalidDecision?: unknown } | null)?.invalidDecision;
       await refuse(
         'resume_payload_invalid',
-        'a resume entry must be a signed decision (signDecision) or, in the unverified development mode, an object with an approvalId',
+        typeof why === 'string'
+          ? `a { decisions } entry was refused: ${why}`
+          : 'a resume entry must be a signed decision (signDecision) or, in the unverified development mode, an object with an approvalId',
       );
       continue;
     }
@@ -214,6 +231,18 @@ export async function applyResume(
         'approval_not_found',
         `approval id "${approvalId.slice(0, 80)}" is not pending in this thread`,
       );
+      continue;
+    }
+    const tool = pending.find((plan) => plan.request.id === approvalId)!.tool.name;
+    const taken = isSignedDecision(entry)
+      ? entry.statement.decision
+      : (entry as { decision?: unknown }).decision;
+    // A type that is no decision at all is malformed: the manager refuses it as such.
+    const notAllowed = isReviewDecision(taken)
+      ? decisionNotAllowed(context.review, tool, taken)
+      : undefined;
+    if (notAllowed !== undefined) {
+      await refuse('decision_not_allowed', notAllowed);
       continue;
     }
     try {

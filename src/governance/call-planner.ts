@@ -12,6 +12,7 @@ import type { AnyGovernedTool, ToolRegistry } from '../tools/index.js';
 import { summarizeIssues } from '../tools/summarize-issues.js';
 import { parseSync, toArguments } from '../tools/tool-call-io.js';
 import { ToolRunReport } from '../tools/tool-run-report.js';
+import { decisionNotAllowed, type ReviewConfigs } from './review-config.js';
 
 /** Everything the planner needs about the call's surroundings. */
 export interface PlanContext {
@@ -29,6 +30,8 @@ export interface PlanContext {
    * the chain in causal order) and the node flushes it when planning is done.
    */
   events: AuditBatch;
+  /** Decisions reviewers may take per tool: a request decided otherwise does not clear its call. */
+  review?: ReviewConfigs | undefined;
 }
 
 /** A call that will not run; `message` is what the model reads (made safe by `failureOf`). */
@@ -217,6 +220,31 @@ async function fromRequest(
   context: PlanContext,
 ): Promise<CallPlan> {
   const { call, tool, proposal, input, revision } = plan;
+  // Decisions made out of band (the inbox, the CLI) are held to the tool's allowed decisions too.
+  const taken =
+    request.status === 'approved' ? 'approve' : request.status === 'edited' ? 'edit' : undefined;
+  const notAllowed =
+    taken === undefined ? undefined : decisionNotAllowed(context.review, tool.name, taken);
+  if (notAllowed !== undefined) {
+    await context.audit.append({
+      threadId: context.threadId,
+      runId: context.runId,
+      eventId: deriveEventId(
+        context.threadId,
+        'security_event',
+        'decision_not_allowed',
+        request.id,
+      ),
+      type: 'security_event',
+      payload: { kind: 'decision_not_allowed', approvalId: request.id, decision: taken },
+    });
+    return {
+      kind: 'failed',
+      call,
+      code: 'decision_not_allowed',
+      message: `Approval ${request.id} was decided "${taken}", ${notAllowed}; the call was not executed.`,
+    };
+  }
   switch (request.status) {
     case 'approved': {
       // The status is a claim: the quorum is recomputed from the signed decisions (README, *Security*).

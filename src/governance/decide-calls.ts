@@ -16,6 +16,7 @@ import {
   refreshPlan,
 } from './call-planner.js';
 import type { CallScope, GovernanceRuntime } from './governance-runtime.js';
+import { describeActions } from './hitl-protocol.js';
 
 /** How a path waits for people. */
 export interface DecideOptions {
@@ -34,6 +35,11 @@ export interface DecideOptions {
    * (the middleware's `run_started`, so recording the run costs no write of its own).
    */
   leading?: readonly AppendEventInput[];
+  /**
+   * False where this interrupt may be one of several a resume value reaches (the middleware's
+   * per-call wait at the tool): bare HITL decisions, matched by position, are refused there.
+   */
+  positional?: boolean;
 }
 
 /**
@@ -60,6 +66,7 @@ export async function decideCalls(
     approvals: runtime.approvals,
     audit: runtime.audit,
     events: new AuditBatch(runtime.audit),
+    review: runtime.review,
   };
   for (const event of options.leading ?? []) context.events.append(event);
   let plans: CallPlan[] = [];
@@ -89,11 +96,15 @@ export async function decideCalls(
       payload: { approvalIds: pending.map((plan) => plan.request.id), interruptIndex },
     });
     // The value is stored in the checkpoint and shown to people: no registered secret in it.
+    const descriptions = await describeActions(scope.threadId, pending, runtime.review);
     const value = runtime.audit.scrubber.scrub(
-      approvalsInterrupt(scope.threadId, pending, refusals),
+      approvalsInterrupt(scope.threadId, pending, refusals, runtime.review, descriptions),
     );
     const resume = interrupt(value);
-    refusals = await applyResume(resume, pending, interruptIndex, context);
+    refusals = await applyResume(resume, pending, interruptIndex, {
+      ...context,
+      positional: options.positional !== false,
+    });
     plans = await Promise.all(
       plans.map((plan) => (plan.kind === 'pending' ? refreshPlan(plan, context) : plan)),
     );

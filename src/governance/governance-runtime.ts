@@ -10,6 +10,7 @@ import type {
   ToolRegistry,
   ToolRuntime,
 } from '../tools/index.js';
+import type { ReviewConfigs } from './review-config.js';
 
 /**
  * Everything a governed call is decided and executed with. One value, shared by every path to
@@ -33,6 +34,8 @@ export interface GovernanceRuntime {
   secrets?: SecretsProvider;
   /** Cap on tool output shown to the model (default 32 KiB). */
   maxOutputBytes?: number;
+  /** How reviewers see and may decide each tool's calls (default: every decision allowed). */
+  review?: ReviewConfigs;
 }
 
 /**

@@ -1,6 +1,12 @@
 import { requiredApprovals } from '../approvals/index.js';
 import { isSignedDecision } from '../identity/index.js';
 import type { PendingPlan } from './call-planner.js';
+import {
+  allowedDecisionsFor,
+  ownEntry,
+  type ReviewConfigs,
+  type ReviewDecision,
+} from './review-config.js';
 
 /**
  * One action awaiting review, in the shape of LangChain's `humanInTheLoopMiddleware`
@@ -23,7 +29,7 @@ export interface HitlActionRequest {
 /** LangChain's review config for one action: which decisions a reviewer may take. */
 export interface HitlReviewConfig {
   actionName: string;
-  allowedDecisions: Array<'approve' | 'edit' | 'reject'>;
+  allowedDecisions: ReviewDecision[];
   /** JSON Schema of the arguments, for editing. */
   argsSchema?: Record<string, unknown>;
 }
@@ -34,18 +40,25 @@ export interface HitlRequest {
   reviewConfigs: HitlReviewConfig[];
 }
 
-/** The HITL view of the pending approvals, in the order of the interrupt's `approvals`. */
-export function hitlRequestOf(pending: readonly PendingPlan[]): HitlRequest {
+/**
+ * The HITL view of the pending approvals, in the order of the interrupt's `approvals`: each
+ * tool's `review` entry sets its allowed decisions and edit schema, and `descriptions` (from
+ * {@link describeActions}) its description.
+ */
+export function hitlRequestOf(
+  pending: readonly PendingPlan[],
+  review?: ReviewConfigs,
+  descriptions?: readonly (string | undefined)[],
+): HitlRequest {
   return {
-    actionRequests: pending.map(({ request, tool, proposal }) => {
-      const required = requiredApprovals(request);
-      const approved = request.decisions.filter(
-        (d) => d.decision === 'approve' && d.tier === request.tierIndex,
-      ).length;
+    actionRequests: pending.map(({ request, tool, proposal }, index) => {
+      const { required, approved } = quorumOf(request);
       return {
         name: tool.name,
         args: proposal.arguments,
-        description: `${tool.name} needs ${request.route.replace('_', ' ')} (${approved} of ${required}): ${request.reason}`,
+        description:
+          descriptions?.[index] ??
+          `${tool.name} needs ${request.route.replace('_', ' ')} (${approved} of ${required}): ${request.reason}`,
         approvalId: request.id,
         toolCallId: proposal.toolCallId,
         route: request.route,
@@ -54,11 +67,49 @@ export function hitlRequestOf(pending: readonly PendingPlan[]): HitlRequest {
         proposalHash: request.proposalHash,
       };
     }),
-    reviewConfigs: pending.map(({ tool }) => ({
-      actionName: tool.name,
-      allowedDecisions: ['approve', 'edit', 'reject'],
-      argsSchema: tool.jsonSchema.input,
-    })),
+    reviewConfigs: pending.map(({ tool }) => {
+      const entry = ownEntry(review, tool.name);
+      return {
+        actionName: tool.name,
+        allowedDecisions: [...allowedDecisionsFor(review, tool.name)],
+        argsSchema: entry?.argsSchema ?? tool.jsonSchema.input,
+      };
+    }),
+  };
+}
+
+/**
+ * The descriptions the tools' `review` entries give the pending calls (undefined where an
+ * entry gives none). A factory's result is the operator's own text; one that throws stops
+ * the step (a misconfiguration, not the model's doing).
+ */
+export async function describeActions(
+  threadId: string,
+  pending: readonly PendingPlan[],
+  review: ReviewConfigs | undefined,
+): Promise<Array<string | undefined>> {
+  return Promise.all(
+    pending.map(async ({ call, request, tool }) => {
+      const description = ownEntry(review, tool.name)?.description;
+      if (typeof description !== 'function') return description;
+      const text = await description(call, {
+        threadId,
+        approvalId: request.id,
+        route: request.route,
+        reason: request.reason,
+        quorum: quorumOf(request),
+      });
+      return typeof text === 'string' ? text : String(text);
+    }),
+  );
+}
+
+function quorumOf(request: PendingPlan['request']): { required: number; approved: number } {
+  return {
+    required: requiredApprovals(request),
+    approved: request.decisions.filter(
+      (d) => d.decision === 'approve' && d.tier === request.tierIndex,
+    ).length,
   };
 }
 
@@ -87,6 +138,7 @@ export function isHitlResponse(value: unknown): value is { decisions: unknown[] 
 export function fromHitlResponse(
   value: { decisions: unknown[] },
   pending: readonly PendingPlan[],
+  positional = true,
 ): unknown[] {
   const aligned = value.decisions.length === pending.length;
   return value.decisions.map((decision, index) => {
@@ -96,11 +148,26 @@ export function fromHitlResponse(
       message?: unknown;
       editedAction?: { name?: unknown; args?: unknown };
     } & Record<string, unknown>;
+    if (message !== undefined && typeof message !== 'string') {
+      return invalid(`message must be a string, got ${typeof message}`);
+    }
     if (isSignedDecision(rest)) {
       if (type !== undefined && type !== rest.statement.decision) {
         return invalid(`type "${String(type)}" does not match the signed decision`);
       }
       return rest;
+    }
+    if (!positional) {
+      if (typeof rest.approvalId !== 'string') {
+        return invalid(
+          'a bare decision names no approval and this interrupt is one of several a resume reaches: sign it (signDecision) or name its approvalId',
+        );
+      }
+      const named = pending.find((plan) => plan.request.id === rest.approvalId);
+      if (editedAction !== undefined && named && editedAction.name !== named.tool.name) {
+        return invalid('an edit cannot change which tool is called');
+      }
+      return bareDecision(rest.approvalId, type, rest.approver, message, editedAction);
     }
     const plan = pending[index];
     if (!aligned || !plan) {
@@ -109,14 +176,25 @@ export function fromHitlResponse(
     if (editedAction !== undefined && editedAction.name !== plan.tool.name) {
       return invalid('an edit cannot change which tool is called');
     }
-    return {
-      approvalId: plan.request.id,
-      decision: type,
-      approver: rest.approver,
-      ...(typeof message === 'string' ? { reason: message } : {}),
-      ...(type === 'edit' ? { editedArgs: editedAction?.args } : {}),
-    };
+    return bareDecision(plan.request.id, type, rest.approver, message, editedAction);
   });
+}
+
+/** A bare (unsigned) decision for `approvalId`: counted only in the `unverified` development mode. */
+function bareDecision(
+  approvalId: string,
+  type: unknown,
+  approver: unknown,
+  message: unknown,
+  editedAction: { args?: unknown } | undefined,
+): Record<string, unknown> {
+  return {
+    approvalId,
+    decision: type,
+    approver,
+    ...(typeof message === 'string' ? { reason: message } : {}),
+    ...(type === 'edit' ? { editedArgs: editedAction?.args } : {}),
+  };
 }
 
 // An entry naming no approval: applyResume refuses it as `resume_payload_invalid`.

@@ -35,4 +35,10 @@ export {
   isHitlResponse,
 } from './hitl-protocol.js';
 export { type GovernanceOptions, resolveRuntime } from './resolve-runtime.js';
+export type {
+  ReviewConfigs,
+  ReviewDecision,
+  ReviewFacts,
+  ToolReview,
+} from './review-config.js';
 export { type RunToolOptions, runTool } from './run-tool.js';

@@ -12,6 +12,7 @@ import {
   ToolRegistry,
 } from '../tools/index.js';
 import type { GovernanceRuntime } from './governance-runtime.js';
+import { checkReviewConfigs, type ReviewConfigs } from './review-config.js';
 
 /**
  * What a path to a tool may be given; every field has a secure default. Shared by
@@ -45,6 +46,12 @@ export interface GovernanceOptions {
   secrets?: SecretsProvider;
   /** Cap on tool output shown to the model (default 32 KiB). */
   maxOutputBytes?: number;
+  /**
+   * How reviewers see and may decide each tool's calls (`allowedDecisions`, `argsSchema`,
+   * `description`), by tool name — LangChain's `interruptOn` entries without the question of
+   * whether to ask, which the policy answers (`rules.requireApproval`).
+   */
+  review?: ReviewConfigs;
 }
 
 /** Fills every default of {@link GovernanceOptions} for `tools`. */
@@ -53,6 +60,7 @@ export function resolveRuntime(
   tools: readonly AnyGovernedTool[] | ToolRegistry,
 ): GovernanceRuntime {
   const { db } = options;
+  checkReviewConfigs(options.review, 'review');
   const registry =
     options.registry ??
     (tools instanceof ToolRegistry ? tools : new ToolRegistry().register(...tools));
@@ -72,5 +80,6 @@ export function resolveRuntime(
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
+    ...(options.review ? { review: options.review } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import { createMiddleware } from 'langchain';
 import type { ContextCompiler } from '../context/index.js';
+import { VeridexError } from '../errors/index.js';
 import {
   type GovernanceOptions,
   type GovernanceRuntime,
@@ -54,6 +55,13 @@ export interface GovernanceMiddlewareOptions extends GovernanceOptions, ToolClas
    * run at its last completed step with a `budget_exhausted` event.
    */
   budget?: RunBudget;
+  /**
+   * What a rejected call does to the rest of its model turn. `run_others` (default): the
+   * rejection answers that call and the turn's other cleared calls run. `return_to_model`
+   * (LangChain's `humanInTheLoopMiddleware`): none of the turn's calls runs; each is answered
+   * (`approval_rejected`, or `turn_rejected` for the others) and the model goes again.
+   */
+  onRejection?: 'run_others' | 'return_to_model';
 }
 
 /** What {@link governanceMiddleware} returns: a LangChain middleware, and its governance. */
@@ -62,6 +70,13 @@ export type GovernanceMiddleware = ReturnType<typeof createMiddleware> & {
   readonly governance: GovernanceRuntime;
   /** The evidence bundle sealed at the end of the thread's last finished run. */
   evidence(threadId: string): SealedEvidence | undefined;
+  /**
+   * Governs createAgent's own tools now rather than at the first model request, so a thread
+   * resumed in a new process gets one interrupt per turn too (`resumeThread` and
+   * `startResumer` call it for you with the agent's tools).
+   * @throws VeridexError `config_invalid` for an unclassified tool or an unknown key.
+   */
+  useAgentTools(agentTools: readonly unknown[]): void;
 };
 
 /**
@@ -91,7 +106,21 @@ export type GovernanceMiddleware = ReturnType<typeof createMiddleware> & {
 export function governanceMiddleware(
   options: GovernanceMiddlewareOptions = {},
 ): GovernanceMiddleware {
-  const tools = new MiddlewareTools(options.tools ?? [], options);
+  if (
+    options.onRejection !== undefined &&
+    options.onRejection !== 'run_others' &&
+    options.onRejection !== 'return_to_model'
+  ) {
+    throw new VeridexError(
+      'config_invalid',
+      `governanceMiddleware: onRejection must be "run_others" or "return_to_model", not ${JSON.stringify(options.onRejection)}.`,
+    );
+  }
+  const tools = new MiddlewareTools(
+    options.tools ?? [],
+    options,
+    Object.keys(options.review ?? {}),
+  );
   const runtime = resolveRuntime(options, tools.registry);
   const budget = options.budget;
   if (budget?.maxToolCalls !== undefined) {
@@ -115,10 +144,9 @@ export function governanceMiddleware(
       budget.signal !== undefined);
   const modelStep = budgeted || options.memory !== undefined;
   const compiles = options.context !== undefined || options.evidence !== undefined;
-  // `safetyClasses` naming createAgent's own tools is checked on the first model request, the
-  // first point where those tools are visible, before the model can propose a call.
-  const checksTools = tools.unchecked;
-  const wrapsModel = compiles || checksTools;
+  // createAgent's own tools are first visible in a model request: they are classified there
+  // (and `safetyClasses`/`review` keys naming them checked) before the model can propose a
+  // call, so the approval gate decides their calls with the middleware's.
   const runStart: RunStartHook = modelStep
     ? 'beforeModel'
     : compiles
@@ -130,6 +158,7 @@ export function governanceMiddleware(
     clock,
     signal: budget?.signal,
     startsRuns: runStart === 'toolCalls',
+    onRejection: options.onRejection,
   };
   const sealed = new Map<string, SealedEvidence>();
   const modelSide: ModelGovernance = {
@@ -143,7 +172,6 @@ export function governanceMiddleware(
     sealed,
     runStart,
   };
-  const gate = tools.bindings.length > 0;
   const ending = modelStep || options.evidence !== undefined;
   const hooks = {
     name: options.name ?? 'VeridexGovernance',
@@ -158,26 +186,17 @@ export function governanceMiddleware(
           },
         }
       : {}),
-    ...(wrapsModel
-      ? {
-          wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) => {
-            if (checksTools) tools.checkAgentTools((request as ModelRequestLike).tools ?? []);
-            return handler(
-              compiles
-                ? await compileModelRequest(request as ModelRequestLike, modelSide)
-                : request,
-            );
-          },
-        }
-      : {}),
-    ...(gate
-      ? {
-          afterModel: async (state: unknown, hook: unknown) => {
-            await approvalGate(state as State, hook as HookRuntime, toolSide);
-            return undefined;
-          },
-        }
-      : {}),
+    wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) => {
+      tools.learn((request as ModelRequestLike).tools ?? []);
+      return handler(
+        compiles ? await compileModelRequest(request as ModelRequestLike, modelSide) : request,
+      );
+    },
+    afterModel: {
+      canJumpTo: ['model'],
+      hook: (state: unknown, hook: unknown) =>
+        approvalGate(state as State, hook as HookRuntime, toolSide),
+    },
     wrapToolCall: (request: unknown, handler: unknown) =>
       governToolCall(request as ToolCallRequestLike, handler as never, toolSide),
     ...(ending
@@ -192,5 +211,6 @@ export function governanceMiddleware(
   return Object.assign(middleware, {
     governance: runtime,
     evidence: (threadId: string) => sealed.get(threadId),
+    useAgentTools: (agentTools: readonly unknown[]) => tools.learn(agentTools),
   }) as GovernanceMiddleware;
 }

@@ -1,6 +1,7 @@
 import type { DynamicStructuredTool, StructuredToolInterface } from '@langchain/core/tools';
 import { hostLangChainTool } from '../adapters/hosted-langchain-tool.js';
 import { VeridexError } from '../errors/index.js';
+import { checkReviewNames } from '../governance/review-config.js';
 import {
   confusedWith,
   isLangChainTool,
@@ -40,8 +41,16 @@ export class MiddlewareTools {
   readonly #classification: ToolClassification;
   /** `safetyClasses` keys naming none of the middleware's tools, until seen among the agent's. */
   #pending: readonly string[];
+  /** `review` keys naming none of the middleware's tools, until seen among the agent's. */
+  #pendingReview: readonly string[];
+  /** createAgent's own tools, by the name the model calls them, once seen (see {@link learn}). */
+  readonly #learned = new Map<string, ResolvedTool>();
 
-  constructor(tools: readonly NodeTool[], classification: ToolClassification) {
+  constructor(
+    tools: readonly NodeTool[],
+    classification: ToolClassification,
+    reviewKeys: readonly string[] = [],
+  ) {
     const { registry, hosted, pending } = classifyTools(
       tools,
       classification,
@@ -62,11 +71,35 @@ export class MiddlewareTools {
       }),
     );
     this.bindings = registry.list().map((tool) => bindingTool(tool, 'governanceMiddleware'));
+    this.#pendingReview = reviewKeys.filter((key) => !this.#known.has(key));
   }
 
-  /** True while some `safetyClasses` key has not been found among the agent's tools. */
+  /** True while some `safetyClasses` or `review` key has not been found among the agent's tools. */
   get unchecked(): boolean {
-    return this.#pending.length > 0;
+    return this.#pending.length > 0 || this.#pendingReview.length > 0;
+  }
+
+  /**
+   * Governs createAgent's own tools as soon as they are seen (a model request's `tools`, or
+   * the agent's options when a thread is resumed through `resumeThread`/`startResumer`), so
+   * the approval gate decides their calls with the middleware's, one interrupt per model
+   * turn. Checks the pending `safetyClasses` and `review` keys first.
+   * @throws VeridexError `config_invalid` for an unknown key or an unclassified tool.
+   */
+  learn(agentTools: readonly unknown[]): void {
+    this.checkAgentTools(agentTools);
+    for (const item of agentTools) {
+      if (!isLangChainTool(item) || this.#known.has(item.name) || this.#learned.has(item.name)) {
+        continue;
+      }
+      const resolved = this.resolve(item.name, item);
+      if (resolved) this.#learned.set(item.name, resolved);
+    }
+  }
+
+  /** The tool the approval gate decides a call to `name` with: the middleware's, or a learned one. */
+  gated(name: string): ResolvedTool | undefined {
+    return this.#known.get(name) ?? this.#learned.get(name);
   }
 
   /**
@@ -75,14 +108,20 @@ export class MiddlewareTools {
    * @throws VeridexError `config_invalid` listing the unknown keys, the known tools and look-alikes.
    */
   checkAgentTools(agentTools: readonly unknown[]): void {
-    if (this.#pending.length === 0) return;
+    if (!this.unchecked) return;
     const names = agentTools
       .map((item) => (item as { name?: unknown } | null)?.name)
       .filter((name): name is string => typeof name === 'string');
     const plainNames = names.filter((name) => !this.#known.has(name) || this.hosted.has(name));
     const unknown = this.#pending.filter((key) => !plainNames.includes(key));
     if (unknown.length > 0) throw unknownNames(unknown, plainNames, 'governanceMiddleware');
+    checkReviewNames(
+      this.#pendingReview.filter((key) => !names.includes(key)),
+      names,
+      'governanceMiddleware',
+    );
     this.#pending = [];
+    this.#pendingReview = [];
   }
 
   /** True for a tool given to the middleware (the approval gate decides its calls). */

@@ -7,6 +7,7 @@ import {
 import type { Command } from '@langchain/langgraph';
 import { HOST_INVOKE, type HostedRuntime } from '../adapters/hosted-langchain-tool.js';
 import type { AppendEventInput } from '../audit/index.js';
+import type { FailedPlan } from '../governance/call-planner.js';
 import {
   decideCalls,
   executePlan,
@@ -28,6 +29,8 @@ export interface ToolGovernance {
   signal?: AbortSignal | undefined;
   /** The tool side writes `run_started` (no model-side hook of the middleware does). */
   startsRuns: boolean;
+  /** What a rejected call does to the rest of its turn (default `run_others`). */
+  onRejection?: 'run_others' | 'return_to_model' | undefined;
 }
 
 /** The part of LangChain's `ToolCallRequest` the middleware reads. */
@@ -38,36 +41,46 @@ export interface ToolCallRequestLike {
   runtime: HookRuntime;
 }
 
+/** What the approval gate hands back to the agent: nothing, or the turn answered and ended. */
+export type GateResult = undefined | { messages: ToolMessage[]; jumpTo: 'model' };
+
 /**
- * The approval gate (`afterModel`): decides every call of the model's turn to a tool the
- * middleware knows — pins, arguments, policy — and, for those that need people, raises ONE
- * interrupt listing them (LangChain's HITL shape, with our fields), re-raised until each is
- * settled. It changes no state: the tool step re-decides each call (so a call changed after
- * its approval is caught as `proposal_mutation_detected`) and runs what is allowed. Only with
- * a checkpointer: without one there is nothing to resume, and calls needing approval are
- * refused at the tool with `approval_required`.
+ * The approval gate (`afterModel`): decides every call of the model's turn — to the
+ * middleware's tools and to createAgent's own (once seen, see `MiddlewareTools.learn`) —
+ * pins, arguments, policy, and for those that need people raises ONE interrupt listing them
+ * in call order (LangChain's HITL shape, with our fields), re-raised until each is settled:
+ * no call of the turn runs before then. It changes no state, unless `onRejection` is
+ * `return_to_model` and a call was rejected: then it answers every call of the turn (none
+ * runs) and returns to the model, as LangChain's `humanInTheLoopMiddleware` does. Otherwise
+ * the tool step re-decides each call (so a call changed after its approval is caught as
+ * `proposal_mutation_detected`) and runs what is allowed. Only with a checkpointer: without
+ * one there is nothing to resume, and calls needing approval are refused at the tool with
+ * `approval_required`.
  */
 export async function approvalGate(
   state: { messages: BaseMessage[] },
   hook: HookRuntime,
   governance: ToolGovernance,
-): Promise<void> {
-  if (!canWait(hook)) return;
+): Promise<GateResult> {
+  if (!canWait(hook)) return undefined;
   const messages = state.messages ?? [];
   const last = messages.findLast((message) => isAIMessage(message));
-  if (!last || !isAIMessage(last) || !last.tool_calls?.length) return;
+  if (!last || !isAIMessage(last) || !last.tool_calls?.length) return undefined;
   const answered = new Set(
     messages
       .filter((message) => message.getType() === 'tool')
       .map((message) => (message as ToolMessage).tool_call_id),
   );
-  const calls = last.tool_calls.filter(
-    (call) => governance.tools.isKnown(call.name) && !(call.id && answered.has(call.id)),
-  );
-  if (calls.length === 0) return;
+  const open = last.tool_calls.filter((call) => !(call.id && answered.has(call.id)));
+  const calls = open.flatMap((call) => {
+    const resolved = governance.tools.gated(call.name);
+    return resolved ? [{ ...call, name: resolved.tool.name }] : [];
+  });
+  if (calls.length === 0) return undefined;
   const { scope, runtime } = hookScope(hook, messages, governance);
+  let plans: Awaited<ReturnType<typeof decideCalls>>;
   try {
-    await decideCalls(calls, runtime, scope, {
+    plans = await decideCalls(calls, runtime, scope, {
       suspend: true,
       ...runStart(messages, hook, governance),
     });
@@ -76,6 +89,32 @@ export async function approvalGate(
     if (isGraphBubbleUp(error)) governance.clock.stop(scope.threadId);
     throw error;
   }
+  if (governance.onRejection !== 'return_to_model') return undefined;
+  const rejected = plans.find(
+    (plan) => plan.kind === 'failed' && plan.code === 'approval_rejected',
+  );
+  if (!rejected) return undefined;
+  const planned = new Map(plans.map((plan) => [plan.call.id, plan] as const));
+  const answers = await Promise.all(
+    open.map(async (call) => {
+      const plan = planned.get(call.id);
+      const failed: FailedPlan =
+        plan?.kind === 'failed'
+          ? plan
+          : {
+              kind: 'failed',
+              call,
+              code: 'turn_rejected',
+              message: `Not run: another call of this turn ("${rejected.call.name}") was rejected by its approvers.`,
+            };
+      return (await answerCall(call, failureOf(failed, runtime), {
+        hosted: governance.tools.hosted,
+        scrubber: runtime.audit.scrubber,
+        handleToolErrors: true,
+      })) as ToolMessage;
+    }),
+  );
+  return { messages: answers, jumpTo: 'model' };
 }
 
 /**
@@ -118,6 +157,9 @@ export async function governToolCall(
   try {
     const [plan] = await decideCalls([call], runtime, scope, {
       suspend: canWait(hook),
+      // A call the gate did not decide waits here, one interrupt per call: a resume value
+      // reaches every such interrupt, so bare decisions matched by position are refused.
+      positional: false,
       ...(resolved ? { tool: resolved.tool } : {}),
       ...runStart(request.state.messages ?? [], hook, governance),
     });

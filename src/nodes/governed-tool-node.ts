@@ -21,6 +21,7 @@ import {
   type GovernanceRuntime,
   resolveRuntime,
 } from '../governance/index.js';
+import { checkReviewNames } from '../governance/review-config.js';
 import type { PolicyEngine } from '../policy/index.js';
 import { bindingTool } from '../tools/binding-tool.js';
 import {
@@ -114,6 +115,12 @@ export class GovernedToolNode extends ToolNode {
       },
     );
     this.runtime = resolveRuntime(options, registry);
+    const names = this.runtime.registry.list().map((tool) => tool.name);
+    checkReviewNames(
+      Object.keys(options.review ?? {}).filter((key) => !names.includes(key)),
+      names,
+      'governedToolNode',
+    );
     this.registry = this.runtime.registry;
     this.policy = this.runtime.policy;
     this.approvals = this.runtime.approvals;

@@ -8,6 +8,7 @@ import {
   RECHECK,
   type ResumeDecision,
 } from '../governance/approval-interrupt.js';
+import { shareAgentTools } from '../middleware/agent-tools.js';
 
 /** The parts of a compiled graph {@link resumeThread} uses. */
 export interface ResumableGraph<Output> {
@@ -60,6 +61,8 @@ export async function resumeThread<Output>(
   decisions?: ResumeDecision | readonly ResumeDecision[],
   config: RunnableConfig = {},
 ): Promise<Output> {
+  // A createAgent agent's own tools, for its governance middleware's approval gate.
+  shareAgentTools(graph);
   const state = await graph.getState({
     ...config,
     configurable: { ...config.configurable, thread_id: threadId },

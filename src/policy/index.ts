@@ -12,6 +12,7 @@ export {
   type CallLimitOptions,
   compareDecimal,
   type RateLimitOptions,
+  type RequireApprovalOptions,
   rules,
   type ToolCost,
   type ToolListOptions,

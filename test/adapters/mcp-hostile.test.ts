@@ -54,7 +54,13 @@ describe('fromMcpClient against a hostile server', () => {
     const slow = await fromMcpClient(endless.client, {
       safetyClassFor: 'read',
       lockFile: false,
-      limits: { maxPages: 1_000_000_000, listTimeoutMs: 200 },
+      // Only the clock may stop it: a fast machine lists past any tool or byte bound in 200 ms.
+      limits: {
+        maxPages: 1_000_000_000,
+        maxTools: 1_000_000_000,
+        maxBytes: 1_000_000_000,
+        listTimeoutMs: 200,
+      },
     }).catch((e: unknown) => e);
     expect(VeridexError.is(slow, 'import_too_large')).toBe(true);
     expect((slow as Error).message).toContain('200 ms');

@@ -77,11 +77,12 @@ const ONE_CALL = ['tool_proposed', 'policy_decision', 'tool_executed'];
 const started = (events: TraceEvent[]) => events.filter((event) => event.type === 'run_started');
 
 describe('run_started in the minimal middleware (no model hook)', () => {
-  it('adds no wrapModelCall, beforeModel or afterAgent hook', () => {
+  it('adds no beforeModel or afterAgent hook; the model wrapper only learns the tools and the gate decides turns', () => {
     const { middleware } = agentWith([]);
-    expect(middleware.wrapModelCall).toBeUndefined();
     expect(middleware.beforeModel).toBeUndefined();
     expect(middleware.afterAgent).toBeUndefined();
+    expect(middleware.wrapModelCall).toBeTypeOf('function');
+    expect(middleware.afterModel).toBeTypeOf('object');
     expect(middleware.wrapToolCall).toBeTypeOf('function');
   });
 
@@ -113,7 +114,7 @@ describe('run_started in the minimal middleware (no model hook)', () => {
     expect((await audit.verify(config.configurable.thread_id)).valid).toBe(true);
   });
 
-  it('is written by the tool hook when the agent has only its own LangChain tools (no approval gate)', async () => {
+  it('is written by the approval gate when the agent has only its own LangChain tools', async () => {
     const audit = new AuditLog();
     const lookupStock = langchainTool(async ({ sku }) => `in stock: ${sku}`, {
       name: 'lookup_stock',
@@ -121,7 +122,6 @@ describe('run_started in the minimal middleware (no model hook)', () => {
       schema: z.object({ sku: z.string() }),
     });
     const middleware = governanceMiddleware({ audit, safetyClasses: { lookup_stock: 'read' } });
-    expect(middleware.afterModel).toBeUndefined();
     const agent = createAgent({
       model: scriptedModel([
         { toolCalls: [{ name: 'lookup_stock', args: { sku: 'a' } }] },
@@ -171,7 +171,6 @@ describe('run_started where the configuration has a model hook', () => {
     const { agent, audit, middleware } = agentWith(['just text'], {
       budget: { maxTokens: 10_000 },
     });
-    expect(middleware.wrapModelCall).toBeUndefined();
     const config = thread();
     await agent.invoke(ask('hello'), config);
     expect(types(await audit.events(config.configurable.thread_id))).toEqual(['run_started']);

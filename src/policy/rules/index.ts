@@ -2,6 +2,7 @@ import { type ArgumentThresholdOptions, argumentThreshold } from './argument-thr
 import { type CallLimitOptions, callLimit, type ToolCost } from './call-limit.js';
 import { policyPack } from './policy-pack.js';
 import { type RateLimitOptions, rateLimit } from './rate-limit.js';
+import { type RequireApprovalOptions, requireApproval } from './require-approval.js';
 import { allowTools, denyTools, onlyTools, type ToolListOptions } from './tool-lists.js';
 
 /** The built-in policy rules. */
@@ -9,6 +10,7 @@ export const rules = {
   allowTools,
   denyTools,
   onlyTools,
+  requireApproval,
   argumentThreshold,
   callLimit,
   rateLimit,
@@ -20,6 +22,7 @@ export type {
   ArgumentThresholdOptions,
   CallLimitOptions,
   RateLimitOptions,
+  RequireApprovalOptions,
   ToolCost,
   ToolListOptions,
 };
