@@ -190,7 +190,29 @@ function openUrl(url: string, schema: string, max: number): Database {
     location: { kind: 'postgres', where, ...(hint ? { hint } : {}) },
     namedStatements: true,
     dispose: () => pool.end(),
+    listen: (channel, onNotify) => listenOnServer(url, channel, onNotify),
   });
+}
+
+/**
+ * A connection of its own that LISTENs (a pooled one would be handed to queries). If it
+ * drops, notifications stop and whoever listens goes on polling.
+ */
+async function listenOnServer(
+  url: string,
+  channel: string,
+  onNotify: (payload: string) => void,
+): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  client.on('notification', (message) => {
+    if (message.channel === channel) onNotify(message.payload ?? '');
+  });
+  await client.connect();
+  await client.query(`LISTEN ${channel}`);
+  return async () => {
+    await client.end().catch(() => undefined);
+  };
 }
 
 /** One pool per PGlite instance: PGlite has a single session, so all handles must queue on it. */
@@ -239,6 +261,12 @@ function openPglite(instance: PGlite, schema: string, options: OpenPgliteOptions
       // The schema alone, without `public` (see openUrl).
       await client.query(`SET search_path TO ${quoteIdentifier(schema)}`);
       state.currentSchema = schema;
+    },
+    listen: async (channel, onNotify) => {
+      const unsubscribe = await instance.listen(channel, onNotify);
+      return async () => {
+        await unsubscribe();
+      };
     },
     dispose: async () => {
       state.handles -= 1;

@@ -42,4 +42,11 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Releases connections (and the PGlite instance when this handle created it). */
   close(): Promise<void>;
+  /**
+   * Subscribes to PostgreSQL `NOTIFY`s on `channel` (a lower-case identifier); resolves with
+   * the function that unsubscribes. Absent where notifications cannot reach this handle (a
+   * pool you provided, PGlite reached through another process's socket): callers poll then.
+   * A notification is a hint to look again, never a fact: anyone who may connect can send one.
+   */
+  listen?(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
 }

@@ -22,6 +22,8 @@ export interface PoolDatabaseConfig {
   session?: SessionGate;
   /** Runs once from {@link PoolDatabase.close}. */
   dispose: () => Promise<void>;
+  /** Subscribes to notifications (see {@link Database.listen}); absent where they cannot arrive. */
+  listen?: (channel: string, onNotify: (payload: string) => void) => Promise<() => Promise<void>>;
 }
 
 /** The {@link Database} implementation over a node-postgres pool, for both backends. */
@@ -31,10 +33,17 @@ export class PoolDatabase implements Database {
   readonly #config: PoolDatabaseConfig;
   #closed: Promise<void> | undefined;
 
+  /** See {@link Database.listen}. */
+  readonly listen?: Database['listen'];
+
   constructor(config: PoolDatabaseConfig) {
     this.#config = config;
     this.kind = config.location.kind;
     this.schema = config.schema;
+    if (config.listen) {
+      const subscribe = config.listen;
+      this.listen = (channel, onNotify) => subscribe(checkChannel(channel), onNotify);
+    }
   }
 
   /** A human-readable location without credentials, e.g. `postgres://127.0.0.1:5432/test`. */
@@ -177,4 +186,15 @@ async function runQuery<Row extends pg.QueryResultRow>(
   } catch (error) {
     throw toDatabaseError(error, location);
   }
+}
+
+/** A channel name is spliced into `LISTEN`: only a plain lower-case identifier is accepted. */
+function checkChannel(channel: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) {
+    throw new VeridexError(
+      'config_invalid',
+      `Notification channel "${String(channel).slice(0, 80)}" must be a lower-case identifier.`,
+    );
+  }
+  return channel;
 }

@@ -18,7 +18,11 @@ export interface ResumerOptions<Output> {
   audit?: AuditLog;
   /** Passed to every resume (e.g. `{ durability: 'sync' }` for graphs whose tools act). */
   config?: RunnableConfig & { durability?: 'sync' | 'async' | 'exit' };
-  /** How often to look for resolutions (default 1000 ms). */
+  /**
+   * How often to look for resolutions (default 1000 ms). Where the database delivers
+   * notifications (PostgreSQL over a URL, PGlite in this process) a resolution also wakes the
+   * resumer at once; polling stays as the safety net.
+   */
   pollMs?: number;
   /** How long one resumer holds a resolution before another may take it over (default 60 s). */
   leaseMs?: number;
@@ -49,6 +53,11 @@ export interface Resumer {
   runOnce(): Promise<ResumeOutcome[]>;
   /** Stops polling and waits for the resolution in hand. */
   stop(): Promise<void>;
+  /**
+   * Resolves `true` once resolutions wake this resumer through database notifications, or
+   * `false` where it only polls (a pool you provided, PGlite through another process's socket).
+   */
+  readonly listening: Promise<boolean>;
 }
 
 /**
@@ -155,15 +164,49 @@ export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
   };
   schedule();
 
+  // A notification wakes a cycle now; one arriving during a cycle runs another after it, so a
+  // resolution committed after the cycle's last claim is not left for the next poll.
+  let woken = false;
+  const wake = () => {
+    if (stopped) return;
+    if (cycle) {
+      woken = true;
+      return;
+    }
+    runOnce()
+      .catch(() => undefined)
+      .finally(() => {
+        if (!woken) return;
+        woken = false;
+        wake();
+      });
+  };
+  const listening = options.db.listen
+    ?.call(options.db, RESOLVED_CHANNEL, (payload) => {
+      // The payload names the schema the request resolved in; other schemas' are not ours.
+      if (payload === options.db.schema) wake();
+    })
+    .catch(() => undefined); // no notifications: polling alone
+  // What resolved before the subscription took effect waits for the next poll.
+  const subscribed = (listening ?? Promise.resolve(undefined)).then(
+    (unsubscribe) => unsubscribe !== undefined,
+  );
+
   return {
     runOnce,
+    listening: subscribed,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      const unsubscribe = await listening;
+      await unsubscribe?.().catch(() => undefined);
       await cycle?.catch(() => undefined);
     },
   };
 }
+
+/** Where migration 0019 notifies each resolved request (payload: the schema). */
+const RESOLVED_CHANNEL = 'veridex_approval_resolved';
 
 interface Claimed {
   id: string;

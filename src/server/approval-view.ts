@@ -48,8 +48,22 @@ export interface ApprovalView {
   decidedAt?: string;
 }
 
+/**
+ * Whether the run continued after the request resolved (README "Resuming runs when approvals
+ * resolve"): `waiting` until a resumer (or a client) resumes the thread, `resumed` at `at`
+ * with the resumer's `outcome`, `retrying` after a failed attempt (`error`). Absent while the
+ * request is pending. The resumer's bookkeeping, shown as is: it never clears a call.
+ */
+export interface ResumptionView {
+  state: 'waiting' | 'resumed' | 'retrying';
+  at?: string;
+  outcome?: string;
+  error?: string;
+}
+
 /** The detail view: the request plus the thread's trace up to the request. */
 export interface ApprovalDetailView extends ApprovalView {
+  resumption?: ResumptionView;
   /** The thread's audit events up to and including this request (at most the last 200). */
   trace: TraceEvent[];
   /**
@@ -150,4 +164,21 @@ function highlightsOf(args: unknown): ApprovalView['highlights'] {
     ...(recipient !== undefined ? { recipient } : {}),
     ...(memo !== undefined ? { memo } : {}),
   };
+}
+
+/** The resumption view of a resolved request's resumer columns. */
+export function resumptionView(row: {
+  resumed_at: Date | null;
+  resume_outcome: string | null;
+  resume_error: string | null;
+}): ResumptionView {
+  if (row.resumed_at) {
+    return {
+      state: 'resumed',
+      at: row.resumed_at.toISOString(),
+      ...(row.resume_outcome ? { outcome: row.resume_outcome } : {}),
+    };
+  }
+  if (row.resume_error) return { state: 'retrying', error: row.resume_error.slice(0, 500) };
+  return { state: 'waiting' };
 }

@@ -163,7 +163,7 @@ export function openApiDocument(origin: string): Record<string, unknown> {
       '/api/approvals/{id}': {
         get: {
           summary:
-            'One request: proposal, rule, quorum, decisions, expiry, the trace up to it and the reasoning (the last messages before it, sanitised); redacted',
+            'One request: proposal, rule, quorum, decisions, expiry, the trace up to it and the reasoning (the last messages before it, sanitised); once resolved, `resumption` (waiting for a resumer, resumed at, retrying); redacted',
           security: secured,
           parameters: [id],
           responses: {

@@ -104,3 +104,7 @@ FROM veridex_webhook_deliveries
 WHERE ($1::text IS NULL OR message_id LIKE $1 || '%')
 ORDER BY created_at DESC, message_id
 LIMIT $2`;
+
+// The resumer's bookkeeping for one request (migration 0018_resumptions.sql).
+export const SELECT_RESUMPTION = `
+SELECT resumed_at, resume_outcome, resume_error, resume_attempts FROM veridex_approvals WHERE id = $1`;

@@ -56,6 +56,56 @@ describeEachDatabase('the resumer', (context) => {
     }
   });
 
+  it('a resolution wakes the resumer at once (NOTIFY): with an hour between polls, the run continues right after the second signature', async () => {
+    const db = context.db();
+    const { graph, ledger, approvals, audit } = await insiderGraph(db);
+    const pending = await suspendedOn(graph, 't-notify');
+    let handled!: (outcome: ResumeOutcome) => void;
+    const outcome = new Promise<ResumeOutcome>((resolve) => (handled = resolve));
+    const resumer = startResumer({ graph, db, audit, pollMs: HOUR, onOutcome: handled });
+    try {
+      expect(await resumer.listening).toBe(true);
+      await approvals.decide(pending.approvalId, signAs(pending, 'alice'));
+      expect(ledger.transfers).toHaveLength(0);
+      await approvals.decide(pending.approvalId, signAs(pending, 'bob'));
+      const first = await Promise.race([
+        outcome,
+        new Promise<'no wake-up'>((resolve) => setTimeout(() => resolve('no wake-up'), 60_000)),
+      ]);
+      expect(first).toMatchObject({ approvalId: pending.approvalId, outcome: 'resumed' });
+      expect(ledger.transfers).toHaveLength(1);
+    } finally {
+      await resumer.stop();
+    }
+  });
+
+  it("ignores another schema's notifications and forged ones: they only make it look again", async () => {
+    const db = context.db();
+    const { graph, ledger, approvals, audit } = await insiderGraph(db);
+    const pending = await suspendedOn(graph, 't-forged');
+    const outcomes: ResumeOutcome[] = [];
+    const resumer = startResumer({
+      graph,
+      db,
+      audit,
+      pollMs: HOUR,
+      onOutcome: (o) => outcomes.push(o),
+    });
+    try {
+      expect(await resumer.listening).toBe(true);
+      // Anyone who may connect can NOTIFY: a forged wake-up for a request still pending.
+      await db.query(`SELECT pg_notify('veridex_approval_resolved', $1)`, [db.schema]);
+      await db.query(`SELECT pg_notify('veridex_approval_resolved', 'someone_else')`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await resumer.runOnce();
+      expect(outcomes).toEqual([]);
+      expect(ledger.transfers).toHaveLength(0);
+      expect((await approvals.require(pending.approvalId)).status).toBe('pending');
+    } finally {
+      await resumer.stop();
+    }
+  });
+
   it('two resumers on two connections race for one resolution: the run continues once', async () => {
     const db = context.db();
     const other = await context.open();

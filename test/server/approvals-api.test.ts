@@ -213,6 +213,32 @@ describeEachDatabase('approvals service API', (context) => {
     expect((await call('/api/threads/th-none/events', { token })).status).toBe(404);
   });
 
+  it('says whether the run continued: no resumption while pending, then waiting for a resumer, then resumed at', async () => {
+    const { call, login, manager } = await start();
+    const db = context.db();
+    const request = await manager.request(
+      transferProposal('th-resumed'),
+      escalate('human_required'),
+    );
+    const { token } = await login('bob');
+    const detail = async () =>
+      (await (await call(`/api/approvals/${request.id}`, { token })).json()) as {
+        status: string;
+        resumption?: { state: string; at?: string; outcome?: string };
+      };
+    expect((await detail()).resumption).toBeUndefined();
+    await manager.decide(request.id, signAs(request, 'alice'));
+    expect(await detail()).toMatchObject({ status: 'approved', resumption: { state: 'waiting' } });
+    // What the resumer writes once it continued the run (src/nodes/resumer-sql.ts MARK_RESUMED).
+    await db.query(
+      `UPDATE veridex_approvals SET resumed_at = now(), resume_outcome = 'resumed' WHERE id = $1`,
+      [request.id],
+    );
+    const resumed = await detail();
+    expect(resumed.resumption).toMatchObject({ state: 'resumed', outcome: 'resumed' });
+    expect(Date.parse(resumed.resumption!.at!)).not.toBeNaN();
+  });
+
   it('counts a signed decision once and refuses its replay', async () => {
     const { call, login, manager, audit } = await start();
     const request = await manager.request(transferProposal('th-once'), escalate('dual_approval'));

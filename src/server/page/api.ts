@@ -86,6 +86,13 @@ export interface Approval {
 
 export interface ApprovalDetail extends Approval {
   mayDecide: boolean;
+  /** Set once the request resolved: whether the run continued. */
+  resumption?: {
+    state: 'waiting' | 'resumed' | 'retrying';
+    at?: string;
+    outcome?: string;
+    error?: string;
+  };
   trace: Array<{
     eventId: string;
     type: string;

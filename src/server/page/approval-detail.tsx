@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type ApprovalDetail, get } from './api.js';
-import { groupDigits, timeLeft } from './format.js';
+import { groupDigits, resolutionLine, timeLeft } from './format.js';
 import { decideWithPasskey } from './passkey.js';
 
 /** One request: the full call, the rule, who decided, the trace; approve or reject with a reason. */
@@ -67,8 +67,19 @@ export function ApprovalDetailView({ id, version }: { id: string; version: numbe
         </dd>
         <dt>Proposed by</dt>
         <dd>{detail.proposer}</dd>
-        <dt>Time left</dt>
-        <dd>{timeLeft(detail.expiresAt)}</dd>
+        {detail.status === 'pending' ? (
+          <>
+            <dt>Time left</dt>
+            <dd>{timeLeft(detail.expiresAt)}</dd>
+          </>
+        ) : (
+          <>
+            <dt>Run</dt>
+            <dd data-testid="detail-resumption">
+              {resolutionLine(detail.status, detail.resumption)}
+            </dd>
+          </>
+        )}
         <dt>Proposal hash</dt>
         <dd className="hash">{detail.proposalHash}</dd>
       </dl>

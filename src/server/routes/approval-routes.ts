@@ -8,7 +8,12 @@ import {
   type SignedDecision,
   sameIdentity,
 } from '../../identity/index.js';
-import { type ApprovalDetailView, approvalView, traceUpTo } from '../approval-view.js';
+import {
+  type ApprovalDetailView,
+  approvalView,
+  resumptionView,
+  traceUpTo,
+} from '../approval-view.js';
 import { requireSession } from '../authenticate.js';
 import { badInput } from '../http-error.js';
 import type { InboxContext, InboxEnv } from '../inbox-context.js';
@@ -17,7 +22,7 @@ import type { Passkeys } from '../passkeys.js';
 import { jsonBody } from '../request-body.js';
 import { lastMessages } from '../run-view.js';
 import { recordRefusal } from '../security-events.js';
-import { listApprovalsSql, RESERVE_NONCE } from '../sql.js';
+import { listApprovalsSql, RESERVE_NONCE, SELECT_RESUMPTION } from '../sql.js';
 
 const STATUSES = new Set<ApprovalStatus | 'all'>([
   'pending',
@@ -97,6 +102,14 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
       ),
       reasoning: await lastMessages(inbox, request.threadId),
     };
+    if (request.status !== 'pending') {
+      const { rows } = await inbox.db.query<{
+        resumed_at: Date | null;
+        resume_outcome: string | null;
+        resume_error: string | null;
+      }>(SELECT_RESUMPTION, [request.id]);
+      if (rows[0]) detail.resumption = resumptionView(rows[0]);
+    }
     return c.json(detail);
   });
 
