@@ -14,6 +14,9 @@ passkey (or an approver key); every decision is signed and checked against the d
   --webhook  POST approval_requested/decided/expired here, signed (Standard Webhooks) with the
              secret in $VERIDEX_WEBHOOK_SECRET (whsec_…); retried with backoff (repeatable)
 ${DATABASE_OPTION_HELP}
+On the embedded PGlite database it shares the database with your app in either order: started
+first it exposes it on a local socket (your app's createDatabase() connects through it), started
+second it connects through the app's (open it with createDatabase({ expose: true })).
 Stops on Ctrl-C (SIGINT) or SIGTERM.`;
 
 /**
@@ -49,7 +52,10 @@ export async function serveCommand(
       '--webhook needs the signing secret in VERIDEX_WEBHOOK_SECRET (whsec_ + base64)',
     );
   }
-  const db = await openCommandDatabase(values['database-url']);
+  const db = await openCommandDatabase(values['database-url'], {
+    share: true,
+    warn: (line) => io.err(line),
+  });
   try {
     const server = await startApprovalsServer({
       db,
