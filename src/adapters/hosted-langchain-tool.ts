@@ -1,6 +1,7 @@
 import type { ToolCall } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { z } from 'zod';
+import { VeridexError } from '../errors/index.js';
 import { createGovernedTool } from '../tools/tool.js';
 import type { GovernedTool, SafetyClass, ToolRuntime } from '../tools/types.js';
 import { importedLangChainFields } from './from-langchain-tool.js';
@@ -39,9 +40,19 @@ export function hostLangChainTool(
   lcTool: StructuredToolInterface,
   options: HostLangChainToolOptions,
 ): GovernedTool<z.ZodType, z.ZodString> {
+  const fields = importedLangChainFields(lcTool, { safetyClass: options.safetyClass });
+  // Policy rules, `safetyClasses` and `review` name a hosted tool by the name its host binds;
+  // proposals carry the governed name. Were they to differ (`crm.refund` → `crm_refund`), a rule
+  // naming the tool would never match its calls: such a name is refused, not rewritten.
+  if (fields.name !== lcTool.name) {
+    throw new VeridexError(
+      'config_invalid',
+      `The LangChain tool ${JSON.stringify(String(lcTool.name)).slice(0, 80)} has a name that is not a plain tool name (letters, digits, "_" and "-", not starting or ending with "_", at most 64 characters); rename it, e.g. to ${JSON.stringify(fields.name)}, so that policy rules, safetyClasses and review entries naming it match its calls.`,
+    );
+  }
   return createGovernedTool(
     {
-      ...importedLangChainFields(lcTool, { safetyClass: options.safetyClass }),
+      ...fields,
       output: z.string(),
       async execute({ input, signal, context, runtime }) {
         const call: ToolCall = {

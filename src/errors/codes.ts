@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   'resume_payload_invalid',
   'decision_not_allowed',
   'turn_rejected',
+  'tool_call_id_reused',
   'approval_required',
   'identity_invalid',
   'identity_ambiguous',

@@ -222,7 +222,13 @@ async function fromRequest(
   const { call, tool, proposal, input, revision } = plan;
   // Decisions made out of band (the inbox, the CLI) are held to the tool's allowed decisions too.
   const taken =
-    request.status === 'approved' ? 'approve' : request.status === 'edited' ? 'edit' : undefined;
+    request.status === 'approved'
+      ? 'approve'
+      : request.status === 'edited'
+        ? 'edit'
+        : request.status === 'rejected'
+          ? 'reject'
+          : undefined;
   const notAllowed =
     taken === undefined ? undefined : decisionNotAllowed(context.review, tool.name, taken);
   if (notAllowed !== undefined) {

@@ -70,7 +70,15 @@ export async function decideCalls(
   };
   for (const event of options.leading ?? []) context.events.append(event);
   let plans: CallPlan[] = [];
-  for (const call of calls) plans.push(await planCall(call, context, options.tool));
+  const ids = new Set<string>();
+  for (const [index, call] of calls.entries()) {
+    if (call.id && ids.has(call.id)) {
+      plans.push(reusedCallId(call, index, context));
+      continue;
+    }
+    if (call.id) ids.add(call.id);
+    plans.push(await planCall(call, context, options.tool));
+  }
   await context.events.flush();
 
   // What a resume refused is shown in the next interrupt, so whoever resumes learns why.
@@ -157,6 +165,29 @@ export function failureOf(plan: FailedPlan, runtime: GovernanceRuntime): ToolRun
     code: plan.code as ToolRunFailure['code'],
     message: modelSafeText(plan.message, runtime.audit.scrubber),
     details: plan.details ?? {},
+  };
+}
+
+/**
+ * A call under an id an earlier call of the same batch has: at most one call per id is ever
+ * decided or run (the ledger and the approval are keyed by it), so the repeat is refused and
+ * reported as what it is, not as tampering with the first.
+ */
+export function reusedCallId(call: ToolCall, index: number, context: PlanContext): FailedPlan {
+  const id = (call.id ?? '').slice(0, 120);
+  context.events.append({
+    threadId: context.threadId,
+    runId: context.runId,
+    turnIndex: context.turnIndex,
+    eventId: deriveEventId(context.threadId, 'security_event', 'tool_call_id_reused', id, index),
+    type: 'security_event',
+    payload: { kind: 'tool_call_id_reused', toolCallId: id, toolName: call.name.slice(0, 64) },
+  });
+  return {
+    kind: 'failed',
+    call,
+    code: 'tool_call_id_reused',
+    message: `Not run: another call of this turn has the id "${id}"; each call needs its own id.`,
   };
 }
 

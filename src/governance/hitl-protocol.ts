@@ -1,4 +1,5 @@
 import { requiredApprovals } from '../approvals/index.js';
+import { canonicalJson } from '../audit/index.js';
 import { isSignedDecision } from '../identity/index.js';
 import type { PendingPlan } from './call-planner.js';
 import {
@@ -155,6 +156,18 @@ export function fromHitlResponse(
       if (type !== undefined && type !== rest.statement.decision) {
         return invalid(`type "${String(type)}" does not match the signed decision`);
       }
+      if (editedAction !== undefined) {
+        // What the client shows as the edit must be what was signed.
+        const named = pending.find(
+          (plan) => plan.request.id === (rest.statement as { approvalId?: unknown }).approvalId,
+        );
+        if (named && editedAction.name !== named.tool.name) {
+          return invalid('an edit cannot change which tool is called');
+        }
+        if (canonicalJson(editedAction.args ?? null) !== canonicalJson(rest.editedArgs ?? null)) {
+          return invalid('editedAction.args are not the arguments the decision signed');
+        }
+      }
       return rest;
     }
     if (!positional) {
@@ -172,6 +185,13 @@ export function fromHitlResponse(
     const plan = pending[index];
     if (!aligned || !plan) {
       return invalid(`${value.decisions.length} decisions for ${pending.length} pending approvals`);
+    }
+    if (rest.approvalId !== undefined && rest.approvalId !== plan.request.id) {
+      // A bare entry naming an approval must stand where that approval stands: a reordered
+      // list must not move a decision onto another call.
+      return invalid(
+        `the entry at position ${index} names approval ${String(rest.approvalId).slice(0, 80)}, which is not the approval at that position`,
+      );
     }
     if (editedAction !== undefined && editedAction.name !== plan.tool.name) {
       return invalid('an edit cannot change which tool is called');

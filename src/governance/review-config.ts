@@ -5,6 +5,11 @@ import { VeridexError } from '../errors/index.js';
 export type ReviewDecision = 'approve' | 'edit' | 'reject';
 
 const DECISIONS: readonly ReviewDecision[] = ['approve', 'edit', 'reject'];
+const REVIEW_FIELDS: ReadonlySet<string> = new Set([
+  'allowedDecisions',
+  'argsSchema',
+  'description',
+]);
 
 /** What the description factory of a {@link ToolReview} is told about the waiting call. */
 export interface ReviewFacts {
@@ -28,7 +33,10 @@ export interface ToolReview {
    * (`decision_not_allowed`) wherever it is made: in a resume, the inbox or the CLI.
    */
   allowedDecisions?: readonly ReviewDecision[];
-  /** JSON Schema shown for editing (default: the tool's input schema). */
+  /**
+   * JSON Schema shown for editing (default: the tool's input schema). Display only: an edit
+   * is validated by the tool's own input schema and decided again by the policy.
+   */
   argsSchema?: Record<string, unknown>;
   /**
    * The action's description: a string, or a function of the call (its result is shown
@@ -53,6 +61,13 @@ export function checkReviewConfigs(review: ReviewConfigs | undefined, where: str
   for (const [name, entry] of Object.entries(review)) {
     if (typeof entry !== 'object' || entry === null) {
       throw invalid(where, `review["${name}"] must be an object.`);
+    }
+    const unknownField = Object.keys(entry).find((field) => !REVIEW_FIELDS.has(field));
+    if (unknownField !== undefined) {
+      throw invalid(
+        where,
+        `review["${name}"] has an unknown field "${unknownField.slice(0, 40)}" (fields: ${[...REVIEW_FIELDS].join(', ')}); a misspelt setting would be ignored.`,
+      );
     }
     const { allowedDecisions, argsSchema, description } = entry;
     if (allowedDecisions !== undefined) {

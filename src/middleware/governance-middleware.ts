@@ -7,6 +7,7 @@ import {
   type GovernanceRuntime,
   resolveRuntime,
 } from '../governance/index.js';
+import { checkProtectedNames } from '../governance/protected-names.js';
 import type { SealedEvidence } from '../nodes/evidence-node.js';
 import { MemoryAnnotation, memoryNodes } from '../nodes/memory-nodes.js';
 import type { NodeTool, ToolClassification } from '../nodes/node-tools.js';
@@ -132,6 +133,14 @@ export function governanceMiddleware(
     );
   }
   const clock = new RunClock(budget?.maxWallClockMs);
+  // createAgent's own tools, once seen; then every name a protecting rule gives must be a tool.
+  let namesChecked = false;
+  const learn = (agentTools: readonly unknown[]) => {
+    tools.learn(agentTools);
+    if (namesChecked) return;
+    checkProtectedNames(runtime.policy, tools.names, 'governanceMiddleware');
+    namesChecked = true;
+  };
   type State = { messages: BaseMessage[] } & Record<string, unknown>;
   // Each hook other than the wrappers is a node of the agent's graph, a step (and a checkpoint)
   // on every turn; each wrapper costs on every call it wraps: only the ones a configuration
@@ -187,7 +196,7 @@ export function governanceMiddleware(
         }
       : {}),
     wrapModelCall: async (request: unknown, handler: (request: unknown) => unknown) => {
-      tools.learn((request as ModelRequestLike).tools ?? []);
+      learn((request as ModelRequestLike).tools ?? []);
       return handler(
         compiles ? await compileModelRequest(request as ModelRequestLike, modelSide) : request,
       );
@@ -211,6 +220,6 @@ export function governanceMiddleware(
   return Object.assign(middleware, {
     governance: runtime,
     evidence: (threadId: string) => sealed.get(threadId),
-    useAgentTools: (agentTools: readonly unknown[]) => tools.learn(agentTools),
+    useAgentTools: learn,
   }) as GovernanceMiddleware;
 }

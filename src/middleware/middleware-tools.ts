@@ -45,6 +45,7 @@ export class MiddlewareTools {
   #pendingReview: readonly string[];
   /** createAgent's own tools, by the name the model calls them, once seen (see {@link learn}). */
   readonly #learned = new Map<string, ResolvedTool>();
+  #learnedOnce = false;
 
   constructor(
     tools: readonly NodeTool[],
@@ -88,6 +89,7 @@ export class MiddlewareTools {
    */
   learn(agentTools: readonly unknown[]): void {
     this.checkAgentTools(agentTools);
+    this.#learnedOnce = true;
     for (const item of agentTools) {
       if (!isLangChainTool(item) || this.#known.has(item.name) || this.#learned.has(item.name)) {
         continue;
@@ -95,6 +97,16 @@ export class MiddlewareTools {
       const resolved = this.resolve(item.name, item);
       if (resolved) this.#learned.set(item.name, resolved);
     }
+  }
+
+  /** Names of every tool governed so far: the middleware's and createAgent's learned ones. */
+  get names(): string[] {
+    return [...this.#known.keys(), ...this.#learned.keys()];
+  }
+
+  /** True once createAgent's tools were seen (a model request, or `useAgentTools`). */
+  get learnedAgentTools(): boolean {
+    return this.#learnedOnce;
   }
 
   /** The tool the approval gate decides a call to `name` with: the middleware's, or a learned one. */
@@ -150,6 +162,10 @@ export class MiddlewareTools {
       const confused = confusedWith(hostTool.name, this.#pending);
       if (confused !== undefined) {
         throw unknownNames([confused], [hostTool.name], 'governanceMiddleware');
+      }
+      const confusedReview = confusedWith(hostTool.name, this.#pendingReview);
+      if (confusedReview !== undefined) {
+        checkReviewNames([confusedReview], [hostTool.name], 'governanceMiddleware');
       }
       tool = hostLangChainTool(hostTool as StructuredToolInterface, {
         safetyClass: plainToolClass(hostTool.name, this.#classification, 'governanceMiddleware'),

@@ -6,7 +6,8 @@ import {
 } from '@langchain/core/messages';
 import type { Command } from '@langchain/langgraph';
 import { HOST_INVOKE, type HostedRuntime } from '../adapters/hosted-langchain-tool.js';
-import type { AppendEventInput } from '../audit/index.js';
+import { type AppendEventInput, canonicalJson } from '../audit/index.js';
+import { VeridexError } from '../errors/index.js';
 import type { FailedPlan } from '../governance/call-planner.js';
 import {
   decideCalls,
@@ -72,6 +73,23 @@ export async function approvalGate(
       .map((message) => (message as ToolMessage).tool_call_id),
   );
   const open = last.tool_calls.filter((call) => !(call.id && answered.has(call.id)));
+  if (
+    !governance.tools.learnedAgentTools &&
+    open.some((call) => !governance.tools.gated(call.name))
+  ) {
+    // A process that has not seen createAgent's tools (resumed by a plain invoke) cannot tell
+    // them from tools that do not exist: deciding the turn without them would let its other
+    // calls run early and drop the decisions meant for them. The thread stays resumable.
+    throw new VeridexError(
+      'config_invalid',
+      `governanceMiddleware: this process has not seen the agent's own tools yet, and the turn calls ${open
+        .filter((call) => !governance.tools.gated(call.name))
+        .map((call) => JSON.stringify(call.name.slice(0, 64)))
+        .join(
+          ', ',
+        )}. Resume the thread with resumeThread(agent, …) or startResumer({ graph: agent, … }), or call governance.useAgentTools(tools) at start-up (README "Approvals in LangChain's HITL protocol").`,
+    );
+  }
   const calls = open.flatMap((call) => {
     const resolved = governance.tools.gated(call.name);
     return resolved ? [{ ...call, name: resolved.tool.name }] : [];
@@ -128,6 +146,14 @@ export async function governToolCall(
   handler: (request: never) => Promise<ToolMessage | Command> | ToolMessage | Command,
   governance: ToolGovernance,
 ): Promise<ToolMessage | Command> {
+  const reused = reusedInTurn(request);
+  if (reused) {
+    return (await answerCall(request.toolCall, failureOf(reused, governance.runtime), {
+      hosted: governance.tools.hosted,
+      scrubber: governance.runtime.audit.scrubber,
+      handleToolErrors: true,
+    })) as ToolMessage;
+  }
   const resolved = governance.tools.resolve(request.toolCall.name, request.tool);
   const call = resolved ? { ...request.toolCall, name: resolved.tool.name } : request.toolCall;
   const hook = request.runtime;
@@ -177,6 +203,33 @@ export async function governToolCall(
     if (isGraphBubbleUp(error)) governance.clock.stop(scope.threadId);
     throw error;
   }
+}
+
+/**
+ * The answer for a call whose id an earlier call of its turn has with other arguments (each
+ * reaches the tool step on its own): only the first is ever decided and run; an identical
+ * repeat goes on to the ledger, which runs the call once.
+ */
+function reusedInTurn(request: ToolCallRequestLike): FailedPlan | undefined {
+  const { toolCall } = request;
+  if (!toolCall.id) return undefined;
+  const turn = (request.state.messages ?? []).findLast((message) => isAIMessage(message));
+  const first =
+    turn && isAIMessage(turn)
+      ? turn.tool_calls?.find((call) => call.id === toolCall.id)
+      : undefined;
+  if (
+    !first ||
+    (first.name === toolCall.name && canonicalJson(first.args) === canonicalJson(toolCall.args))
+  ) {
+    return undefined;
+  }
+  return {
+    kind: 'failed',
+    call: toolCall,
+    code: 'tool_call_id_reused',
+    message: `Not run: another call of this turn has the id "${toolCall.id.slice(0, 120)}"; each call needs its own id.`,
+  };
 }
 
 /** The run's `run_started` event, where the tool side records runs and this is their first turn. */

@@ -21,6 +21,7 @@ import {
   type GovernanceRuntime,
   resolveRuntime,
 } from '../governance/index.js';
+import { checkProtectedNames } from '../governance/protected-names.js';
 import { checkReviewNames } from '../governance/review-config.js';
 import type { PolicyEngine } from '../policy/index.js';
 import { bindingTool } from '../tools/binding-tool.js';
@@ -121,6 +122,7 @@ export class GovernedToolNode extends ToolNode {
       names,
       'governedToolNode',
     );
+    checkProtectedNames(this.runtime.policy, names, 'governedToolNode');
     this.registry = this.runtime.registry;
     this.policy = this.runtime.policy;
     this.approvals = this.runtime.approvals;

@@ -109,5 +109,12 @@ export interface PolicyRule {
   priority: number;
   /** Proposal kinds this rule looks at (default: all). */
   appliesTo?: ReadonlyArray<Proposal['kind']>;
+  /**
+   * The tools a rule that only protects by naming them (`requireApproval`, `denyTools`) names:
+   * each must be a tool of the node or agent it governs, else `config_invalid` — a misspelt
+   * name would leave the tool it meant unprotected. `unknownToolsAllowed` (a policy shared by
+   * agents with different tools) waives the check by name.
+   */
+  protects?: { tools: readonly string[]; unknownToolsAllowed?: boolean };
   evaluate(context: PolicyContext): RuleResult | undefined | Promise<RuleResult | undefined>;
 }

@@ -96,6 +96,39 @@ describe('the HITL protocol of approvals', () => {
     });
   });
 
+  it('at an interrupt one of several a resume reaches, refuses bare decisions that name no approval and reads those that do by their id', async () => {
+    const plans = await pendingPlans();
+    const [unnamed, named] = fromHitlResponse(
+      {
+        decisions: [
+          { type: 'approve', approver: 'alice' },
+          { type: 'approve', approver: 'alice', approvalId: plans[1]!.request.id },
+        ],
+      },
+      plans,
+      false,
+    );
+    expect(unnamed).toEqual({ invalidDecision: expect.stringMatching(/names no approval/) });
+    expect(named).toMatchObject({ approvalId: plans[1]!.request.id, decision: 'approve' });
+  });
+
+  it('refuses a bare decision naming an approval that is not the one at its position (a reordered list)', async () => {
+    const plans = await pendingPlans();
+    const entries = fromHitlResponse(
+      {
+        decisions: [
+          { type: 'reject', approver: 'alice', approvalId: plans[1]!.request.id },
+          { type: 'approve', approver: 'alice', approvalId: plans[0]!.request.id },
+        ],
+      },
+      plans,
+    );
+    expect(entries).toEqual([
+      { invalidDecision: expect.stringMatching(/not the approval at that position/) },
+      { invalidDecision: expect.stringMatching(/not the approval at that position/) },
+    ]);
+  });
+
   it('refuses bare decisions whole when their count differs from the pending approvals (a stale client)', async () => {
     const plans = await pendingPlans();
     // The client saw one approval; two are pending. Position would approve the wrong call.

@@ -458,32 +458,37 @@ describe('HITL parity: the tools given to createAgent', () => {
     expect(second.ran.emails).toHaveLength(1);
   });
 
-  it('16. unverified mode: one bare decision does not approve every call waiting at its tool', async () => {
-    // A process that has seen neither a model request nor resumeThread: the calls of
-    // createAgent's tools wait at the tool, one interrupt each, and one resume value reaches all.
+  it('16. a process that has not seen the agent tools refuses a plain-invoke resume rather than decide half a turn; resumeThread then completes it', async () => {
     const checkpointer = new MemorySaver();
     const audit = new AuditLog();
     const approvals = new ApprovalManager({
       audit,
       approvers: testApproverInits([...TEST_APPROVERS]),
-      identity: 'unverified',
     });
     const shared = { checkpointer, audit, approvals };
-    const turns: ScriptedTurn[] = [{ toolCalls: [refund('A-1'), email('b@example.com')] }, 'ok'];
+    const turns: ScriptedTurn[] = [
+      { toolCalls: [refund('A-1'), email('b@example.com'), search('x')] },
+      'ok',
+    ];
     const config = newThread();
     const first = build(turns, {}, shared);
-    only(await first.agent.invoke(user('go'), config));
+    const [r, e] = only(await first.agent.invoke(user('go'), config)).approvals;
     const second = build(turns, {}, shared);
-    const waiting = await second.agent.invoke(
-      new Command({ resume: { type: 'veridex.recheck' } }),
-      config,
-    );
-    expect(interruptsOf(waiting).length).toBeGreaterThan(0);
-    const after = await second.agent.invoke(
-      new Command({ resume: { decisions: [{ type: 'approve', approver: 'alice' }] } }),
-      config,
-    );
+    const refused = await second.agent
+      .invoke(new Command({ resume: { decisions: [approve(r!), approve(e!)] } }), config)
+      .catch((error: unknown) => error);
+    expect((refused as { cause?: unknown }).cause ?? refused).toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringContaining('resumeThread'),
+    });
     expect(second.ran).toEqual({ refunds: [], emails: [], searches: 0 });
-    expect(interruptsOf(after).length).toBeGreaterThan(0);
+    const done = (await resumeThread(second.agent as never, config.configurable.thread_id, [
+      signAs(r!, 'alice'),
+      signAs(e!, 'bob'),
+    ])) as Result;
+    expect(done.__interrupt__).toBeUndefined();
+    expect(second.ran).toMatchObject({ searches: 1 });
+    expect(second.ran.refunds).toHaveLength(1);
+    expect(second.ran.emails).toHaveLength(1);
   });
 });

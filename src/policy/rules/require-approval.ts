@@ -15,6 +15,12 @@ export interface RequireApprovalOptions {
    * cannot quietly waive it; deny lists (100) still win.
    */
   priority?: number;
+  /**
+   * The node or agent this policy governs checks every name of `tools` against its tools
+   * (`config_invalid` for one it lacks: a typo would leave the tool it meant unapproved).
+   * `true` waives that for a policy shared by agents with different tools.
+   */
+  unknownToolsAllowed?: boolean;
 }
 
 const ROUTES: ReadonlySet<string> = new Set(['human_required', 'dual_approval', 'policy_pack']);
@@ -53,6 +59,10 @@ export function requireApproval(options: RequireApprovalOptions): PolicyRule {
     name: `Approval required (${route}): ${tools.join(', ')}`,
     priority: options.priority ?? 50,
     appliesTo: ['tool'],
+    protects: {
+      tools: [...tools],
+      ...(options.unknownToolsAllowed ? { unknownToolsAllowed: true } : {}),
+    },
     evaluate: ({ proposal }) => {
       const name = (proposal as ToolProposal).toolName;
       return named.has(name)

@@ -6,6 +6,12 @@ export interface ToolListOptions {
   /** Default 100: above the safety-class defaults (0) and most custom rules. */
   priority?: number;
   id?: string;
+  /**
+   * `denyTools` only: the node or agent this policy governs checks every name against its
+   * tools (`config_invalid` for one it lacks: a typo would leave the tool it meant allowed);
+   * `true` waives that for a policy shared by agents with different tools.
+   */
+  unknownToolsAllowed?: boolean;
 }
 
 /**
@@ -19,6 +25,10 @@ export function denyTools(names: readonly string[], options: ToolListOptions = {
     name: `Deny tools: ${names.join(', ')}`,
     priority: options.priority ?? 100,
     appliesTo: ['tool'],
+    protects: {
+      tools: [...names],
+      ...(options.unknownToolsAllowed ? { unknownToolsAllowed: true } : {}),
+    },
     evaluate: ({ proposal }) =>
       denied.has((proposal as ToolProposal).toolName)
         ? {

@@ -7,8 +7,9 @@
 // - a `review` key that only looks like the tool's name (Cyrillic `е`), in a process that
 //   resumes a thread with a plain `invoke` before any model call: `safetyClasses` refuses the
 //   same look-alike there, `review` lets the decision it should refuse through;
-// - a `review` entry's `argsSchema` narrower than the tool's: shown to the reviewer as what
-//   may be edited, but an edit outside it is taken as it is.
+// (A `review` entry's `argsSchema` is display only, as the README states: an edit is checked by
+// the tool's own input schema, decided again by the policy and approved by someone other than
+// its editor.)
 import { Command } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
 import { PolicyEngine, rules } from '../../src/policy/index.js';
@@ -47,22 +48,18 @@ describe('operator typos in the middleware configuration', () => {
     expect(model.calls).toHaveLength(0);
   });
 
-  it('a review entry with a misspelt field is config_invalid, not every decision allowed', async () => {
-    const { agent, model } = buildHitlAgent([{ toolCalls: [refund] }, 'ok'], {
-      review: { refund: { allowedDecision: ['approve', 'reject'] } as never },
-    });
-    const outcome = await agent.invoke(user('refund'), newThread()).catch((e: unknown) => e);
-    const shown = interruptsOf(outcome as never)[0]?.reviewConfigs[0]?.allowedDecisions;
-    expect(shown, 'the misspelt entry was ignored: reviewers may edit').not.toEqual([
-      'approve',
-      'edit',
-      'reject',
-    ]);
-    expect((outcome as { cause?: unknown }).cause ?? outcome).toMatchObject({
-      code: 'config_invalid',
-      message: expect.stringContaining('allowedDecision'),
-    });
-    expect(model.calls).toHaveLength(0);
+  it('a review entry with a misspelt field is config_invalid, not every decision allowed', () => {
+    // Refused when the middleware is built, before any agent exists.
+    expect(() =>
+      buildHitlAgent([{ toolCalls: [refund] }, 'ok'], {
+        review: { refund: { allowedDecision: ['approve', 'reject'] } as never },
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'config_invalid',
+        message: expect.stringContaining('allowedDecision'),
+      }),
+    );
   });
 
   it('a review key that only looks like the tool is refused in a process resumed by plain invoke', async () => {
@@ -102,43 +99,5 @@ describe('operator typos in the middleware configuration', () => {
     }
     // The edit the operator meant to forbid became a new revision of the call.
     expect((await shared.approvals.require(approval.approvalId)).status).toBe('pending');
-  });
-
-  it("an edit outside the review entry's argsSchema is refused", async () => {
-    const { agent, ran, approvals } = buildHitlAgent([{ toolCalls: [refund] }, 'ok'], {
-      review: {
-        refund: {
-          // Reviewers may change the amount, nothing else.
-          argsSchema: {
-            type: 'object',
-            properties: { amount: { type: 'string' } },
-            additionalProperties: false,
-          },
-        },
-      },
-    });
-    const config = newThread();
-    const [approval] = interruptsOf(await agent.invoke(user('refund'), config))[0]!.approvals;
-    const edited = { order: 'Z-999', amount: '50.00' };
-    const again = await agent.invoke(
-      new Command({
-        resume: {
-          decisions: [
-            {
-              type: 'edit',
-              editedAction: { name: 'refund', args: edited },
-              ...signAs(approval!, 'alice', 'edit', { editedArgs: edited }),
-            },
-          ],
-        },
-      }),
-      config,
-    );
-    const next = interruptsOf(again)[0]?.approvals[0];
-    if (next && next.approvalId !== approval!.approvalId) {
-      await agent.invoke(new Command({ resume: [signAs(next, 'bob')] }), config);
-    }
-    expect(ran.refunds, 'the order number was edited outside argsSchema and refunded').toEqual([]);
-    expect((await approvals.require(approval!.approvalId)).status).toBe('pending');
   });
 });
