@@ -51,7 +51,18 @@ const governance = governanceMiddleware({
   safetyClasses: { lookup_order: 'read' },
   audit,
   approvals,
-  policy: new PolicyEngine({ audit, rules: [rules.denyTools(['delete_customer'])] }),
+  // Refunds from 1,000 need two people (below, the financial class asks one).
+  policy: new PolicyEngine({
+    audit,
+    rules: [
+      rules.argumentThreshold({
+        tools: ['refund'],
+        argument: 'amount',
+        atLeast: '1000',
+        route: 'dual_approval',
+      }),
+    ],
+  }),
   budget: { maxToolCalls: 10 },
   evidence: { signers: [signer], subject: { agent: 'support-bot' } },
 });

@@ -17,6 +17,7 @@ import {
 } from '../governance/index.js';
 import { answerCall } from '../nodes/tool-answer.js';
 import { isGraphBubbleUp } from '../tools/graph-signals.js';
+import { recordRefusal } from '../tools/record-refusal.js';
 import { canWait, type HookRuntime, hookScope } from './call-scope.js';
 import type { MiddlewareTools } from './middleware-tools.js';
 import type { RunClock } from './run-clock.js';
@@ -125,6 +126,17 @@ export async function approvalGate(
               code: 'turn_rejected',
               message: `Not run: another call of this turn ("${rejected.call.name}") was rejected by its approvers.`,
             };
+      // The answer lives in the message history, which summarisation may drop: the ledger
+      // keeps the refusal, so the same call id proposed again never runs on this turn's approvals.
+      const resolved = governance.tools.gated(call.name);
+      if (resolved && call.id) {
+        await recordRefusal(
+          resolved.tool,
+          { threadId: scope.threadId, toolCallId: call.id },
+          { code: failed.code, message: failed.message },
+          runtime.idempotency,
+        );
+      }
       return (await answerCall(call, failureOf(failed, runtime), {
         hosted: governance.tools.hosted,
         scrubber: runtime.audit.scrubber,
