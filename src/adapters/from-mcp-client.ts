@@ -17,6 +17,7 @@ import {
   importJsonSchema,
   normalizeToolName,
 } from './imported-metadata.js';
+import { reviewListing } from './listing-review.js';
 import { listMcpTools, type McpListLimits } from './mcp-listing.js';
 import type { McpClientLike } from './mcp-types.js';
 import { importedToolReview } from './model-view.js';
@@ -95,7 +96,8 @@ export async function fromMcpClient(
       label: `MCP tool ${JSON.stringify(String(info?.name)).slice(0, 80)}`,
     })),
   );
-  const tools = included.map((info) => governedMcpTool(client, info, options));
+  // Each tool scanned alone, then neighbours together, as the model reads the listing.
+  const tools = reviewListing(included.map((info) => governedMcpTool(client, info, options)));
   const store =
     options.pins ??
     (options.lockFile === false

@@ -25,6 +25,7 @@ import {
   importJsonSchema,
   normalizeToolName,
 } from './imported-metadata.js';
+import { reviewListing } from './listing-review.js';
 import { importedToolReview } from './model-view.js';
 import {
   AUTO_SAFETY_CLASSES,
@@ -162,6 +163,8 @@ export async function fromOpenAPI(
       throw new VeridexError('import_invalid', `The document has no operation "${id}".`);
     }
   }
+  // Each operation's tool scanned alone, then neighbours together, as the model reads them.
+  const listed = reviewListing(tools);
   const store =
     options.pins ??
     (options.lockFile === false
@@ -170,13 +173,13 @@ export async function fromOpenAPI(
   const title = String((document.info as { title?: unknown } | undefined)?.title ?? 'untitled');
   const source = `openapi:${title.slice(0, 100)}`;
   if (store) {
-    await checkPins(tools, store, {
+    await checkPins(listed, store, {
       source,
       ...(options.accept ? { accept: options.accept } : {}),
       ...(options.audit ? { audit: options.audit } : {}),
     });
   }
-  return settleReviews(tools, { store, accept: options.accept, audit: options.audit, source });
+  return settleReviews(listed, { store, accept: options.accept, audit: options.audit, source });
 }
 
 async function loadDocument(

@@ -129,21 +129,28 @@ function sanitizeSchema(
 ): unknown {
   if (depth > 32)
     throw new VeridexError('import_invalid', 'JSON Schema nests deeper than 32 levels.');
+  if (typeof node === 'string') return sanitizeSchemaString(node, poisoning);
   if (Array.isArray(node)) return node.map((item) => sanitizeSchema(item, depth + 1, poisoning));
   if (typeof node !== 'object' || node === null) return node;
   const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
+  for (const [rawKey, value] of Object.entries(node)) {
+    const key = sanitizedKey(rawKey, result, poisoning);
     if ((key === 'description' || key === 'title') && typeof value === 'string') {
       result[key] = sanitizeImportedText(value, SCHEMA_TEXT_LIMIT, poisoning);
     } else if (key === 'properties' && typeof value === 'object' && value !== null) {
-      result[key] = Object.fromEntries(
-        Object.entries(value).map(([name, child]) => [
-          name,
-          sanitizeSchema(child, depth + 1, poisoning),
-        ]),
-      );
+      const properties: Record<string, unknown> = {};
+      for (const [name, child] of Object.entries(value)) {
+        properties[sanitizedKey(name, properties, poisoning)] = sanitizeSchema(
+          child,
+          depth + 1,
+          poisoning,
+        );
+      }
+      result[key] = properties;
     } else {
-      result[key] = sanitizeSchema(value, depth + 1, poisoning);
+      const clean = sanitizeSchema(value, depth + 1, poisoning);
+      // Values that differed only in what the sanitiser removed are one value now.
+      result[key] = key === 'enum' && Array.isArray(clean) ? withoutRepeats(clean) : clean;
     }
   }
   if (
@@ -154,6 +161,62 @@ function sanitizeSchema(
     result.additionalProperties = false;
   }
   return result;
+}
+
+// Sanitiser findings that change what a schema string says to the model: invisible text
+// (tag characters, zero-width and bidi characters, controls, terminal escapes) and role tokens.
+const HOLDING_FINDINGS: Readonly<Record<string, PoisoningKind | undefined>> = {
+  hidden_unicode: 'invisible_text',
+  control_character: 'invisible_text',
+  terminal_escape: 'invisible_text',
+  invalid_unicode: 'invisible_text',
+  role_token: 'role_token',
+};
+
+/**
+ * A string of an imported schema other than a description or title — a property name, an
+ * `enum`, `const`, `default` or `examples` value, a `pattern`, an extension keyword — as the
+ * model may read it: through the output sanitiser, uncut. These strings are the tool's
+ * contract as well as text, so a change the sanitiser had to make to one (invisible text, a
+ * role token) also holds the tool for review (`invisible_text`, `role_token` in `poisoning`):
+ * the server declared a value other than the one the model is shown.
+ */
+function sanitizeSchemaString(text: string, poisoning: Set<PoisoningKind> | undefined): string {
+  const { content, findings } = sanitizeOutput(text, { maxBytes: SCHEMA_SIZE_LIMIT * 4 });
+  if (content === text || !poisoning) return content;
+  for (const finding of findings) {
+    const kind = HOLDING_FINDINGS[finding.kind];
+    if (kind) poisoning.add(kind);
+  }
+  // What the removed text said (tag characters spell ASCII): the tool's view no longer holds it.
+  for (const kind of scanToolPoisoning(text).findings) poisoning.add(kind);
+  return content;
+}
+
+// A key of `record` sanitised; two keys that sanitise to one would silently merge, so refuse.
+function sanitizedKey(
+  key: string,
+  record: Record<string, unknown>,
+  poisoning: Set<PoisoningKind> | undefined,
+): string {
+  const clean = sanitizeSchemaString(key, poisoning);
+  if (clean !== key && Object.hasOwn(record, clean)) {
+    throw new VeridexError(
+      'import_invalid',
+      `JSON Schema names ${JSON.stringify(clean).slice(0, 80)} twice once hidden characters and role tokens are removed.`,
+    );
+  }
+  return clean;
+}
+
+function withoutRepeats(values: unknown[]): unknown[] {
+  const seen = new Set<string>();
+  return values.filter((value) => {
+    if (typeof value !== 'string') return true;
+    if (seen.has(value)) return false;
+    seen.add(value);
+    return true;
+  });
 }
 
 const ORDER = SAFETY_CLASSES;

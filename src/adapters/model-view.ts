@@ -1,4 +1,4 @@
-import type { ToolReview } from '../tools/types.js';
+import type { AnyGovernedTool, ToolReview } from '../tools/types.js';
 import { type PoisoningKind, scanModelView } from './tool-poisoning.js';
 
 /** What a model is shown of one imported tool (the parts an importer builds it from). */
@@ -8,6 +8,19 @@ export interface ModelView {
   description: string;
   /** JSON Schemas as the model receives them (`tool.jsonSchema.input`, then output if any). */
   schemas: readonly unknown[];
+}
+
+/**
+ * The view of a governed tool as it stands: its name, title, description and both JSON
+ * Schemas, as a model is shown them (an output schema of a plain string shows no text).
+ */
+export function modelViewOf(tool: AnyGovernedTool): ModelView {
+  return {
+    name: tool.name,
+    title: tool.annotations?.title,
+    description: tool.description,
+    schemas: [tool.jsonSchema.input, tool.jsonSchema.output],
+  };
 }
 
 // JSON Schema (2020-12, and OpenAPI's additions) keywords: their names are the vocabulary, not

@@ -4,11 +4,17 @@ export type PoisoningKind =
   | 'conceal_from_user'
   | 'secret_access'
   | 'exfiltration'
-  | 'model_directive';
+  | 'model_directive'
+  /** Invisible characters, controls or terminal escapes in a schema string (removed). */
+  | 'invisible_text'
+  /** A chat-template or role token in a schema string (neutralised). */
+  | 'role_token';
 
 /**
- * Markers of tool-poisoning instructions, in folded form (lower case, NFKC, look-alike letters
- * mapped, spaces, `_`, `-`, `*` and backticks removed: see `foldForScan`). A needle alone
+ * Markers of tool-poisoning instructions, in folded form (lower case, accents and marks removed,
+ * look-alike letters mapped, spaces, `_`, `-`, `*` and backticks removed: see `foldForScan`).
+ * Needles of letters and digits only are also read across punctuation and HTML tags between
+ * their letters (`withoutJoiners`); the others are matched as written. A needle alone
  * flags its sentence; a `[trigger, near]` pair flags it when `near` follows `trigger` within
  * {@link NEAR_WINDOW} folded characters.
  */
@@ -146,5 +152,8 @@ export const HIDDEN_TAGS = [
   'assistant',
 ];
 
-/** Folded forms of an opening angle bracket (`<`, HTML and JSON escapes; NFKC maps `＜`). */
-export const TAG_OPENERS = ['<', '&lt;', '&#60;', '&#x3c;', '\\u003c', '\\x3c'];
+/**
+ * Folded forms of an opening angle bracket: `<` (the folding maps `＜` and decodes `\u003c`,
+ * `\x3c` and `%3C` to it) and its HTML escapes (decoded for a whole model view, not in one text).
+ */
+export const TAG_OPENERS = ['<', '&lt;', '&#60;', '&#x3c;'];

@@ -1,4 +1,5 @@
 import type { SecretScrubber } from '../audit/secret-scrubber.js';
+import { VeridexError } from '../errors/index.js';
 import { mergeFindings, type SanitizerFinding } from '../tools/sanitize-output.js';
 import {
   sanitizeCarriedArguments,
@@ -37,14 +38,22 @@ export interface SanitizeCarriedOptions {
  * The arguments of calls still waiting for their result are kept as written: they are the
  * proposal the target's policy and approvals judge, and sanitising them would change it.
  *
+ * A tool call's `name` and `id` and a tool message's `toolCallId` are shown to the model too
+ * (providers render them; chat templates print them), but they are not rewritten: a changed id
+ * would no longer pair a call with its answer or its pending approval, and a changed name
+ * would change the proposal. A file whose identifiers are not plain is refused instead (see
+ * {@link assertPlainIdentifiers}).
+ *
  * @throws VeridexError `import_invalid` for a content part the sanitiser cannot read (unless
- *   `unsanitisableParts: 'drop'`) or arguments nested too deep.
+ *   `unsanitisableParts: 'drop'`), arguments nested too deep, or a tool call name or id that
+ *   is not a plain identifier.
  */
 export function sanitizeCarriedMessages(
   messages: readonly PortableMessage[],
   options: SanitizeCarriedOptions = {},
 ): { messages: PortableMessage[]; findings: CarriedMessageFindings[] } {
   const { scrubber } = options;
+  assertPlainIdentifiers(messages, scrubber);
   const unsanitisable = options.unsanitisableParts ?? 'refuse';
   const answered = new Set(
     messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])),
@@ -76,4 +85,44 @@ export function sanitizeCarriedMessages(
     return result;
   });
   return { messages: clean, findings: reports };
+}
+
+/** A tool name as models call tools: letters, digits, `_`, `-`, and `.` or `:` for namespaces. */
+const CALL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** A tool call id as providers mint them: printable ASCII without blanks (empty when absent). */
+const CALL_ID = /^[\x21-\x7e]{0,256}$/;
+
+/**
+ * Refuses a run file in which a tool call's `name` or `id`, or a tool message's `toolCallId`,
+ * is not a plain identifier: a name must match {@link CALL_NAME}, an id {@link CALL_ID}, and
+ * either must come out of the output sanitiser unchanged (no role token such as
+ * `<|im_start|>` or `[INST]`, no credential or registered secret). What every provider mints
+ * passes; text addressed to the model does not.
+ *
+ * @throws VeridexError `import_invalid`, naming the message and the field, never the value.
+ */
+export function assertPlainIdentifiers(
+  messages: readonly PortableMessage[],
+  scrubber: SecretScrubber | undefined,
+): void {
+  const check = (value: string, pattern: RegExp, messageIndex: number, what: string) => {
+    if (pattern.test(value) && sanitizeCarriedText(value, scrubber, []) === value) return;
+    const expected =
+      pattern === CALL_NAME
+        ? 'letters, digits, _ - . : (1 to 128 characters)'
+        : 'printable ASCII without blanks (at most 256 characters)';
+    throw new VeridexError(
+      'import_invalid',
+      `Run message ${messageIndex} (${messages[messageIndex]!.role}): ${what} is not a plain identifier: expected ${expected} that the output sanitiser leaves unchanged; got ${value.length} characters that are not (not shown). A run file cannot carry other text to the model in a tool call's name or id: the import is refused, nothing was written.`,
+      { details: { messageIndex, field: what } },
+    );
+  };
+  messages.forEach((message, messageIndex) => {
+    if (message.role === 'tool') check(message.toolCallId, CALL_ID, messageIndex, 'toolCallId');
+    if (message.role !== 'assistant') return;
+    (message.toolCalls ?? []).forEach((call, callIndex) => {
+      check(call.name, CALL_NAME, messageIndex, `the name of tool call ${callIndex}`);
+      check(call.id, CALL_ID, messageIndex, `the id of tool call ${callIndex}`);
+    });
+  });
 }

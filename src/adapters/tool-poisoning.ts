@@ -1,5 +1,3 @@
-import { prototypeOf } from '../identity/skeleton.js';
-import { isHiddenCodePoint } from '../tools/hidden-characters.js';
 import { decodeHtmlEntitiesDeep } from './html-entities.js';
 import {
   HIDDEN_TAGS,
@@ -9,8 +7,10 @@ import {
   SINGLE_NEEDLES,
   TAG_OPENERS,
 } from './poisoning-needles.js';
+import { type Folded, foldForScan, isAlnum, withoutJoiners } from './scan-folding.js';
 
 export type { PoisoningKind } from './poisoning-needles.js';
+export { foldForScan } from './scan-folding.js';
 
 /** Longest prefix of one imported text that is scanned and kept (characters). */
 export const MAX_SCANNED_TEXT = 65_536;
@@ -21,65 +21,25 @@ export interface PoisoningScan {
   findings: PoisoningKind[];
 }
 
-/** A text folded for matching, with where each folded unit came from in the original. */
-interface Folded {
-  text: string;
-  /** Original index of each folded code unit. */
-  origin: Int32Array;
-  /** 1 where a separator (space, `_`, `-`, `*`, backtick) or a hidden character preceded. */
-  gap: Uint8Array;
+/** One marker found in a text: its kind, where it stands, and what removing it takes. */
+export interface PoisoningFinding {
+  kind: PoisoningKind;
+  /** First index of the marker in the text. */
+  start: number;
+  /** Index after the marker (after the closing tag of a closed block). */
+  end: number;
+  /** For a tag block or comment, the index after what goes with it; else its sentence goes. */
+  blockEnd?: number;
 }
 
-const SEPARATORS = new Set([' ', '\t', '\n', '\r', '\f', '\v', '_', '-', '*', '`']);
-
-/**
- * Folds `text` for matching, one code point at a time (linear): hidden and control characters
- * dropped, separators dropped (remembered as a gap), ASCII lower-cased, anything else NFKC'd,
- * lower-cased and mapped to its `confusables.txt` prototype (`ＩＭＰＯＲＴＡＮＴ`, `Іmportant`
- * with a Cyrillic І, `i m p o r t a n t` and `IMPOR\u200bTANT` all fold to `important`).
- */
-export function foldForScan(text: string): Folded {
-  const units: string[] = [];
-  const origin: number[] = [];
-  const gap: number[] = [];
-  let pendingGap = true;
-  for (let index = 0; index < text.length; ) {
-    const codePoint = text.codePointAt(index)!;
-    const width = codePoint > 0xffff ? 2 : 1;
-    const char = text.slice(index, index + width);
-    let mapped: string;
-    if (codePoint < 0x80) mapped = char.toLowerCase();
-    else if (isHiddenCodePoint(codePoint) || (codePoint >= 0x80 && codePoint <= 0x9f)) mapped = '';
-    else mapped = foldNonAscii(char);
-    for (const unit of mapped) {
-      if (SEPARATORS.has(unit) || unit.trim() === '') {
-        pendingGap = true;
-        continue;
-      }
-      if (unit.charCodeAt(0) < 0x20) continue;
-      units.push(unit);
-      origin.push(index);
-      gap.push(pendingGap ? 1 : 0);
-      pendingGap = false;
-    }
-    if (mapped === '' && codePoint < 0x20) pendingGap = true;
-    index += width;
-  }
-  return { text: units.join(''), origin: Int32Array.from(origin), gap: Uint8Array.from(gap) };
-}
-
-function foldNonAscii(char: string): string {
-  let result = '';
-  for (const unit of char.normalize('NFKC').toLowerCase()) {
-    result += unit.charCodeAt(0) < 0x80 ? unit : (prototypeOf(unit) ?? unit).toLowerCase();
-  }
-  return result;
-}
-
-const isAlnum = (text: string, index: number): boolean => {
-  const code = text.charCodeAt(index);
-  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
-};
+// Needles of letters and digits only are matched in the folding without joiners and tags
+// (`withoutJoiners`), where `I.g.n.o.r.e` and `Ig<b></b>nore` read as words; needles that are
+// punctuation themselves (`~/.ssh`, `process.env`, `http://`, `don't`) in the folding as is.
+const isWord = (needle: string): boolean => [...needle].every((_, index) => isAlnum(needle, index));
+const WORD_SINGLES = SINGLE_NEEDLES.filter(([, needle]) => isWord(needle));
+const MARK_SINGLES = SINGLE_NEEDLES.filter(([, needle]) => !isWord(needle));
+const WORD_PAIRS = NEAR_NEEDLES.filter(([, trigger, near]) => isWord(trigger) && isWord(near));
+const MARK_PAIRS = NEAR_NEEDLES.filter(([, trigger, near]) => !isWord(trigger) || !isWord(near));
 
 /** Every position where `needle` occurs in the folded text as a whole word. */
 function occurrences(folded: Folded, needle: string): number[] {
@@ -104,7 +64,9 @@ function occurrences(folded: Folded, needle: string): number[] {
  * environment (`~/.ssh`, `id_rsa`, `.env`, `/etc/passwd`, `process.env`, API keys), sends data to
  * a URL, or addresses the model ("before using this tool", "ignore previous instructions",
  * "you must"). Matching runs on {@link foldForScan}'s folding, so case, width, spacing, hidden
- * characters and look-alike letters do not hide a marker.
+ * characters, look-alike letters, accents and combining marks, JSON and URL escapes and tag
+ * characters do not hide a marker; marker words are also read across punctuation between
+ * their letters and across HTML tags (`I.g.n.o.r.e`, `Ig<b></b>nore`: see `withoutJoiners`).
  *
  * Linear in the length of `text` (cut to {@link MAX_SCANNED_TEXT}): a fixed set of needles,
  * each found with `indexOf` in one left-to-right pass, pairs matched with moving pointers.
@@ -115,49 +77,94 @@ export function scanToolPoisoning(input: string): PoisoningScan {
 }
 
 /** Between two parts of a model view: a line break, which ends no sentence for the needles. */
-const VIEW_SEPARATOR = '\n';
+export const VIEW_SEPARATOR = '\n';
 
 /**
- * The poisoning kinds in the text a model reads of one tool, read as a whole: `parts` (its
- * name, title, description and every string of its schemas, in the order the model reads
- * them: see `modelVisibleStrings`) each HTML-entity-decoded (`&lt;IMPORTANT&gt;`, `&#105;gnore`,
- * `&amp;lt;` too), then joined with line breaks and scanned like one description. So an
- * instruction in an enum value or a property name is found, and so is a sentence split between
- * two fields ("Do not tell the" · "user about it"), which neither field shows alone.
+ * The text a model reads of one tool, as it is scanned: `parts` (its name, title, description
+ * and every string of its schemas, in the order the model reads them: see
+ * `modelVisibleStrings`) each HTML-entity-decoded (`&lt;IMPORTANT&gt;`, `&#105;gnore`,
+ * `&amp;lt;` too) and joined with line breaks.
+ */
+export function modelViewText(parts: readonly string[]): string {
+  return parts.map((part) => decodeHtmlEntitiesDeep(part)).join(VIEW_SEPARATOR);
+}
+
+/**
+ * The poisoning kinds in the text a model reads of one tool, read as a whole
+ * ({@link modelViewText}) and scanned like one description. So an instruction in an enum value
+ * or a property name is found, and so is a sentence split between two fields ("Do not tell
+ * the" · "user about it"), which neither field shows alone.
  *
  * Nothing is cut: the view is scanned to its end, in time linear in its length (importers cap
  * the schemas it comes from at 100 kB). Only the kinds are returned; what is removed from each
  * text is still decided per text by {@link scanToolPoisoning}.
  */
 export function scanModelView(parts: readonly string[]): PoisoningKind[] {
-  return scanText(parts.map((part) => decodeHtmlEntitiesDeep(part)).join(VIEW_SEPARATOR)).findings;
+  return scanText(modelViewText(parts)).findings;
 }
 
-function scanText(text: string): PoisoningScan {
+/**
+ * Every marker in `text`, uncut, with where it stands (the needles, tag blocks and comments
+ * {@link scanToolPoisoning} removes). Linear in the length of `text`.
+ */
+export function locatePoisoning(text: string): PoisoningFinding[] {
   const folded = foldForScan(text);
-  const remove = new Uint8Array(text.length + 1);
-  const findings = new Set<PoisoningKind>();
-  const sentences = sentenceSpans(text);
-  const flagSentence = (kind: PoisoningKind, foldedIndex: number) => {
-    findings.add(kind);
-    const original = folded.origin[foldedIndex]!;
-    remove.fill(1, sentences.start[original], sentences.end[original]);
-  };
-  for (const [kind, needle] of SINGLE_NEEDLES) {
-    for (const at of occurrences(folded, needle)) flagSentence(kind, at);
+  const found: PoisoningFinding[] = [];
+  findNeedles(folded, MARK_SINGLES, MARK_PAIRS, found);
+  const words = withoutJoiners(folded);
+  findNeedles(words, WORD_SINGLES, WORD_PAIRS, found);
+  // Tags dropped (`Ig<b></b>nore`): a second look only when there was a tag to drop.
+  const untagged = folded.text.includes('<') ? withoutJoiners(folded, true) : words;
+  if (untagged.text.length !== words.text.length) {
+    findNeedles(untagged, WORD_SINGLES, WORD_PAIRS, found);
   }
-  for (const [kind, trigger, near] of NEAR_NEEDLES) {
+  findTagBlocks(text, folded, found);
+  findComments(text, found);
+  return found;
+}
+
+function findNeedles(
+  folded: Folded,
+  singles: typeof SINGLE_NEEDLES,
+  pairs: typeof NEAR_NEEDLES,
+  found: PoisoningFinding[],
+): void {
+  const { origin } = folded;
+  const span = (kind: PoisoningKind, from: number, last: number) =>
+    found.push({ kind, start: origin[from]!, end: origin[last]! + 1 });
+  for (const [kind, needle] of singles) {
+    for (const at of occurrences(folded, needle)) span(kind, at, at + needle.length - 1);
+  }
+  for (const [kind, trigger, near] of pairs) {
     const nears = occurrences(folded, near);
     let next = 0;
     for (const at of occurrences(folded, trigger)) {
       const after = at + trigger.length;
       while (next < nears.length && nears[next]! < after) next++;
-      if (next < nears.length && nears[next]! - after <= NEAR_WINDOW) flagSentence(kind, at);
+      if (next < nears.length && nears[next]! - after <= NEAR_WINDOW) {
+        span(kind, at, nears[next]! + near.length - 1);
+      }
     }
   }
-  if (removeTagBlocks(text, folded, remove)) findings.add('hidden_tag');
-  if (removeComments(text, remove)) findings.add('hidden_tag');
-  if (findings.size === 0) return { text, findings: [] };
+}
+
+function scanText(text: string): PoisoningScan {
+  const found = locatePoisoning(text);
+  if (found.length === 0) return { text, findings: [] };
+  const remove = new Uint8Array(text.length + 1);
+  const sentences = sentenceSpans(text);
+  // A sentence is removed once, however many markers it holds (each fill is then linear).
+  const removedSentence = new Uint8Array(text.length + 1);
+  for (const finding of found) {
+    if (finding.blockEnd !== undefined) {
+      remove.fill(1, finding.start, finding.blockEnd);
+      continue;
+    }
+    const from = sentences.start[finding.start]!;
+    if (removedSentence[from] === 1) continue;
+    removedSentence[from] = 1;
+    remove.fill(1, from, sentences.end[finding.start]);
+  }
   let kept = '';
   let from = -1;
   for (let index = 0; index <= text.length; index++) {
@@ -168,7 +175,8 @@ function scanText(text: string): PoisoningScan {
       from = -1;
     }
   }
-  return { text: kept.replace(/[ \t]{2,}/g, ' ').trim(), findings: [...findings].sort() };
+  const kinds = [...new Set(found.map((finding) => finding.kind))].sort();
+  return { text: kept.replace(/[ \t]{2,}/g, ' ').trim(), findings: kinds };
 }
 
 // For each original index, the [start, end) of its sentence: sentences end after . ! ? followed
@@ -204,8 +212,8 @@ interface TagMark {
 }
 
 // Opening and closing tags of HIDDEN_TAGS, in folded order; each block (open to matching close,
-// or to the end) is removed. One pass over the openers' occurrences.
-function removeTagBlocks(text: string, folded: Folded, remove: Uint8Array): boolean {
+// or to the end) is a finding. One pass over the openers' occurrences.
+function findTagBlocks(text: string, folded: Folded, found: PoisoningFinding[]): void {
   const marks: TagMark[] = [];
   for (const opener of TAG_OPENERS) {
     for (
@@ -217,22 +225,29 @@ function removeTagBlocks(text: string, folded: Folded, remove: Uint8Array): bool
       if (mark) marks.push(mark);
     }
   }
-  if (marks.length === 0) return false;
+  if (marks.length === 0) return;
   marks.sort((a, b) => a.at - b.at);
-  let open: TagMark | undefined;
   const originOf = (index: number) =>
     index >= folded.text.length ? text.length : folded.origin[index]!;
+  const block = (from: TagMark, to: TagMark, blockEnd?: number) =>
+    found.push({
+      kind: 'hidden_tag',
+      start: originOf(from.at),
+      end: originOf(to.after),
+      blockEnd: blockEnd ?? originOf(to.after),
+    });
+  let open: TagMark | undefined;
   for (const mark of marks) {
     if (!open) {
-      if (mark.close) remove.fill(1, originOf(mark.at), originOf(mark.after));
+      if (mark.close) block(mark, mark);
       else open = mark;
     } else if (mark.close && mark.name === open.name) {
-      remove.fill(1, originOf(open.at), originOf(mark.after));
+      block(open, mark);
       open = undefined;
     }
   }
-  if (open) remove.fill(1, originOf(open.at), text.length);
-  return true;
+  // Unclosed: the opening tag is the marker; everything after it goes.
+  if (open) block(open, open, text.length);
 }
 
 function tagAt(text: string, at: number, nameStart: number): TagMark | undefined {
@@ -246,26 +261,20 @@ function tagAt(text: string, at: number, nameStart: number): TagMark | undefined
   // The tag's own end within a short window (attributes), else just past the name.
   for (let index = after; index < Math.min(text.length, after + 200); index++) {
     if (text[index] === '<') break;
-    if (
-      text[index] === '>' ||
-      text.startsWith('&gt;', index) ||
-      text.startsWith('\\u003e', index)
-    ) {
-      after = index + (text[index] === '>' ? 1 : text[index] === '&' ? 4 : 6);
+    if (text[index] === '>' || text.startsWith('&gt;', index)) {
+      after = index + (text[index] === '>' ? 1 : 4);
       break;
     }
   }
   return { at, close, name, after };
 }
 
-function removeComments(text: string, remove: Uint8Array): boolean {
-  let found = false;
+function findComments(text: string, found: PoisoningFinding[]): void {
   for (let at = text.indexOf('<!--'); at !== -1; at = text.indexOf('<!--', at + 4)) {
-    found = true;
     const end = text.indexOf('-->', at + 4);
-    remove.fill(1, at, end === -1 ? text.length : end + 3);
+    const blockEnd = end === -1 ? text.length : end + 3;
+    found.push({ kind: 'hidden_tag', start: at, end: end === -1 ? at + 4 : blockEnd, blockEnd });
     if (end === -1) break;
     at = end;
   }
-  return found;
 }
