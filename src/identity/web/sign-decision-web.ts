@@ -31,8 +31,8 @@ export interface WebDecisionInput {
  * Signs one decision with an approver's Ed25519 key (the 32-byte seed) using WebCrypto.
  * The key stays with the caller: nothing is sent anywhere.
  *
- * @throws TypeError for an `edit` without arguments or a key that is not 32 bytes (this module
- *   carries no library error classes, to stay small).
+ * @throws TypeError for an `edit` without arguments, a key that is not 32 bytes, or a page
+ *   without WebCrypto (not a secure context); this module carries no library error classes.
  * @example
  * const signed = await signDecisionWeb({ request, decision: 'approve', approver: 'alice' }, seed);
  * await fetch(`/api/approvals/${request.id}/decisions`, { method: 'POST', body: JSON.stringify(signed) });
@@ -46,6 +46,12 @@ export async function signDecisionWeb(
   }
   if (input.decision === 'edit' && (typeof input.editedArgs !== 'object' || !input.editedArgs)) {
     throw new TypeError('signDecisionWeb: an edit decision needs editedArgs.');
+  }
+  if (globalThis.crypto?.subtle === undefined) {
+    // Browsers offer WebCrypto only in secure contexts.
+    throw new TypeError(
+      'signDecisionWeb needs WebCrypto (crypto.subtle): serve the page over https or from localhost.',
+    );
   }
   const statement: DecisionStatement = {
     approvalId: 'approvalId' in input.request ? input.request.approvalId : input.request.id,
