@@ -2,7 +2,8 @@
 // The module is bundled for the browser (no `node:` import may be reachable), run in real
 // Chromium, and what it signs is counted by the ApprovalManager like `signDecision`'s.
 import { existsSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
