@@ -23,4 +23,3 @@ export function argumentsHash(args: Record<string, unknown>): string {
 export function reasonHash(reason: string): string {
   return sha256Hex(reason);
 }
-

@@ -17,6 +17,7 @@ import {
 } from './call-planner.js';
 import type { CallScope, GovernanceRuntime } from './governance-runtime.js';
 import { describeActions } from './hitl-protocol.js';
+import { decisionEvents, executionEvent } from './stream-events.js';
 
 /** How a path waits for people. */
 export interface DecideOptions {
@@ -80,6 +81,8 @@ export async function decideCalls(
     plans.push(await planCall(call, context, options.tool));
   }
   await context.events.flush();
+  // Decided ones now; those that wait are announced once more when they settle, below.
+  for (const event of decisionEvents(scope.threadId, plans)) scope.emit?.(event);
 
   // What a resume refused is shown in the next interrupt, so whoever resumes learns why.
   let refusals: DecisionRefusal[] = [];
@@ -113,9 +116,12 @@ export async function decideCalls(
       ...context,
       positional: options.positional !== false,
     });
+    const waited = new Set(pending.map((plan) => plan.call.id));
     plans = await Promise.all(
       plans.map((plan) => (plan.kind === 'pending' ? refreshPlan(plan, context) : plan)),
     );
+    const settled = plans.filter((plan) => plan.kind !== 'pending' && waited.has(plan.call.id));
+    for (const event of decisionEvents(scope.threadId, settled)) scope.emit?.(event);
     // An edited call is planned again here: its `tool_proposed` and `policy_decision` events
     // must be written before it runs or is answered, whatever its new verdict.
     await context.events.flush();
@@ -124,7 +130,17 @@ export async function decideCalls(
 }
 
 /** Runs one allowed call exactly once per (thread, tool call), through the sandbox and sanitiser. */
-export function executePlan(
+export async function executePlan(
+  plan: AllowedPlan,
+  runtime: GovernanceRuntime,
+  scope: CallScope,
+): Promise<ToolRunResult> {
+  const result = await runPlan(plan, runtime, scope);
+  scope.emit?.(executionEvent(scope.threadId, result));
+  return result;
+}
+
+function runPlan(
   plan: AllowedPlan,
   runtime: GovernanceRuntime,
   scope: CallScope,

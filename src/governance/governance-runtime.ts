@@ -11,6 +11,7 @@ import type {
   ToolRuntime,
 } from '../tools/index.js';
 import type { ReviewConfigs } from './review-config.js';
+import type { GovernanceEventSink } from './stream-events.js';
 
 /**
  * Everything a governed call is decided and executed with. One value, shared by every path to
@@ -88,4 +89,6 @@ export interface CallScope {
   signal?: AbortSignal;
   /** The LangGraph runtime each call's tool receives (state, toolCallId, config, …). */
   runtimeFor?: (call: ToolCall) => ToolRuntime;
+  /** Where governance events go (LangGraph's `writer`, for `streamMode: 'custom'`). */
+  emit?: GovernanceEventSink;
 }

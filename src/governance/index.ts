@@ -42,3 +42,8 @@ export type {
   ToolReview,
 } from './review-config.js';
 export { type RunToolOptions, runTool } from './run-tool.js';
+export {
+  GOVERNANCE_EVENT,
+  type GovernanceEventSink,
+  type GovernanceStreamEvent,
+} from './stream-events.js';

@@ -3,6 +3,7 @@ import { type BaseMessage, isAIMessage, type ToolCall } from '@langchain/core/me
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
 import { scopeMetadata } from '../governance/governance-runtime.js';
 import type { CallScope, GovernanceRuntime } from '../governance/index.js';
+import { sinkOf } from '../governance/stream-events.js';
 import { BudgetExhaustedError } from '../nodes/run-budget.js';
 import { MemoryIdempotencyStore, type ToolRuntime } from '../tools/index.js';
 import type { RunClock } from './run-clock.js';
@@ -52,6 +53,7 @@ export function hookScope(
   const threadId = threadIdOf(hook);
   const scopeId = threadId ?? `ephemeral-${randomUUID()}`;
   const runId = hook.configurable?.run_id;
+  const emit = sinkOf(hook.writer);
   const signal = joinSignals([
     hook.signal,
     governance.signal,
@@ -69,6 +71,7 @@ export function hookScope(
       metadata: scopeMetadata(hook.configurable),
       ...(signal ? { signal } : {}),
       ...(runtimeFor ? { runtimeFor } : {}),
+      ...(emit ? { emit } : {}),
     },
   };
 }

@@ -15,6 +15,7 @@ import {
   failureOf,
   type GovernanceRuntime,
 } from '../governance/index.js';
+import { GOVERNANCE_EVENT, type GovernanceStreamEvent } from '../governance/stream-events.js';
 import { answerCall } from '../nodes/tool-answer.js';
 import { isGraphBubbleUp } from '../tools/graph-signals.js';
 import { recordRefusal } from '../tools/record-refusal.js';
@@ -96,7 +97,19 @@ export async function approvalGate(
     return resolved ? [{ ...call, name: resolved.tool.name }] : [];
   });
   if (calls.length === 0) return undefined;
-  const { scope, runtime } = hookScope(hook, messages, governance);
+  const hooked = hookScope(hook, messages, governance);
+  const { runtime } = hooked;
+  // The tool step decides each call again and streams how it ends; the gate streams only what
+  // waits for people (and, ending a turn, what it refused).
+  const emit = hooked.scope.emit;
+  const scope = emit
+    ? {
+        ...hooked.scope,
+        emit: (event: GovernanceStreamEvent) => {
+          if (event.event === 'approval_requested') emit(event);
+        },
+      }
+    : hooked.scope;
   let plans: Awaited<ReturnType<typeof decideCalls>>;
   try {
     plans = await decideCalls(calls, runtime, scope, {
@@ -126,6 +139,14 @@ export async function approvalGate(
               code: 'turn_rejected',
               message: `Not run: another call of this turn ("${rejected.call.name}") was rejected by its approvers.`,
             };
+      emit?.({
+        type: GOVERNANCE_EVENT,
+        threadId: scope.threadId,
+        toolCallId: call.id ?? '',
+        tool: call.name,
+        event: 'call_refused',
+        code: failed.code,
+      });
       // The answer lives in the message history, which summarisation may drop: the ledger
       // keeps the refusal, so the same call id proposed again never runs on this turn's approvals.
       const resolved = governance.tools.gated(call.name);

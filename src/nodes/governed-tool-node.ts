@@ -23,6 +23,7 @@ import {
 } from '../governance/index.js';
 import { checkProtectedNames } from '../governance/protected-names.js';
 import { checkReviewNames } from '../governance/review-config.js';
+import { sinkOf } from '../governance/stream-events.js';
 import type { PolicyEngine } from '../policy/index.js';
 import { bindingTool } from '../tools/binding-tool.js';
 import {
@@ -151,6 +152,7 @@ export class GovernedToolNode extends ToolNode {
       metadata: scopeMetadata(config.configurable),
       ...(config.signal ? { signal: config.signal } : {}),
       runtimeFor: (call) => toolRuntime(call, state, config),
+      ...optional('emit', sinkOf(config.writer)),
     };
 
     // 1–2. Decide every call before anything runs; wait for people through interrupt().
@@ -319,4 +321,12 @@ function combineOutputs(outputs: Answer[], isArray: boolean): GovernedToolNodeOu
   }
   if (parent) combined.push(parent);
   return combined;
+}
+
+/** `{ [key]: value }` when the value is defined, else nothing (exact optional properties). */
+function optional<Key extends string, Value>(
+  key: Key,
+  value: Value | undefined,
+): { [K in Key]?: Value } {
+  return (value === undefined ? {} : { [key]: value }) as { [K in Key]?: Value };
 }
