@@ -4,7 +4,9 @@ import {
   type ToolCall,
   type ToolMessage,
 } from '@langchain/core/messages';
+import { DynamicStructuredTool } from '@langchain/core/tools';
 import type { Command } from '@langchain/langgraph';
+import { z } from 'zod';
 import { HOST_INVOKE, type HostedRuntime } from '../adapters/hosted-langchain-tool.js';
 import { type AppendEventInput, canonicalJson } from '../audit/index.js';
 import { VeridexError } from '../errors/index.js';
@@ -18,6 +20,7 @@ import {
 import { GOVERNANCE_EVENT, type GovernanceStreamEvent } from '../governance/stream-events.js';
 import { answerCall } from '../nodes/tool-answer.js';
 import { isGraphBubbleUp } from '../tools/graph-signals.js';
+import type { ToolRunResult } from '../tools/index.js';
 import { recordRefusal } from '../tools/record-refusal.js';
 import { canWait, type HookRuntime, hookScope } from './call-scope.js';
 import type { MiddlewareTools } from './middleware-tools.js';
@@ -222,20 +225,45 @@ export async function governToolCall(
       ...(resolved ? { tool: resolved.tool } : {}),
       ...runStart(request.state.messages ?? [], hook, governance),
     });
-    const result =
-      plan!.kind === 'allowed'
-        ? await executePlan(plan!, runtime, scope)
-        : failureOf(plan!, runtime);
-    return (await answerCall(request.toolCall, result, {
-      hosted: governance.tools.hosted,
-      scrubber: runtime.audit.scrubber,
-      handleToolErrors: true,
-      ...(runtime.maxOutputBytes ? { maxOutputBytes: runtime.maxOutputBytes } : {}),
-    })) as ToolMessage | Command;
+    const answer = async (result: ToolRunResult) =>
+      (await answerCall(request.toolCall, result, {
+        hosted: governance.tools.hosted,
+        scrubber: runtime.audit.scrubber,
+        handleToolErrors: true,
+        ...(runtime.maxOutputBytes ? { maxOutputBytes: runtime.maxOutputBytes } : {}),
+      })) as ToolMessage | Command;
+    if (plan!.kind !== 'allowed') return answer(failureOf(plan!, runtime));
+    const allowed = plan!;
+    if (resolved?.original) return answer(await executePlan(allowed, runtime, scope));
+    // The middleware's own tools run in the sandbox, not through the agent's tool node: hand
+    // the node a tool that runs the governed execution, so its callbacks (LangGraph's `tools`
+    // and `events` stream modes, tracing) see the call like any other.
+    return handler({
+      ...request,
+      tool: governedExecution(request.toolCall, async () =>
+        answer(await executePlan(allowed, runtime, scope)),
+      ),
+    } as never);
   } catch (error) {
     if (isGraphBubbleUp(error)) governance.clock.stop(scope.threadId);
     throw error;
   }
+}
+
+/**
+ * A LangChain tool standing for one governed execution, named as the call: the agent's tool
+ * node invokes it inside its callbacks; `run` decides nothing, the call was decided already.
+ */
+function governedExecution(
+  call: ToolCall,
+  run: () => Promise<ToolMessage | Command>,
+): DynamicStructuredTool {
+  return new DynamicStructuredTool({
+    name: call.name,
+    description: 'A governed tool call, executed under the approvals, sandbox and ledger.',
+    schema: z.record(z.string(), z.unknown()),
+    func: run as never,
+  });
 }
 
 /**

@@ -24,6 +24,7 @@ import {
 import { checkProtectedNames } from '../governance/protected-names.js';
 import { checkReviewNames } from '../governance/review-config.js';
 import { sinkOf } from '../governance/stream-events.js';
+import { withToolCallbacks } from '../governance/tool-callbacks.js';
 import type { PolicyEngine } from '../policy/index.js';
 import { bindingTool } from '../tools/binding-tool.js';
 import {
@@ -164,7 +165,7 @@ export class GovernedToolNode extends ToolNode {
         this.#answer(
           plan.call,
           plan.kind === 'allowed'
-            ? await executePlan(plan, runtime, scope)
+            ? await withToolCallbacks(config, plan.call, () => executePlan(plan, runtime, scope))
             : failureOf(plan, runtime),
         ),
       ),

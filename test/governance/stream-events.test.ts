@@ -78,7 +78,12 @@ describe('governance events on the custom stream', () => {
         }),
       ] as never,
       checkpointer: new MemorySaver(),
-    });
+    }) as unknown as {
+      stream(input: unknown, config: unknown): Promise<AsyncIterable<unknown>>;
+      getState(config: unknown): Promise<{
+        tasks: Array<{ interrupts: Array<{ value: unknown }> }>;
+      }>;
+    };
     const config = {
       configurable: { thread_id: `stream-${process.pid}` },
       streamMode: 'custom' as const,
@@ -167,4 +172,119 @@ describe('governance events on the custom stream', () => {
       expect.objectContaining({ event: 'call_executed', tool: 'get_balance', replayed: false }),
     ]);
   });
+
+  it("governedToolNode: a governed call shows up in LangGraph's tools stream mode and in streamEvents, like ToolNode's", async () => {
+    const graph = balanceGraph();
+    const tools: unknown[] = [];
+    for await (const chunk of await graph.stream(
+      { messages: [] },
+      { configurable: { thread_id: `tools-mode-${process.pid}` }, streamMode: 'tools' },
+    )) {
+      tools.push(chunk);
+    }
+    expect(tools).toEqual([
+      expect.objectContaining({ event: 'on_tool_start', toolCallId: 'b1', name: 'get_balance' }),
+      expect.objectContaining({
+        event: 'on_tool_end',
+        toolCallId: 'b1',
+        name: 'get_balance',
+        output: expect.stringContaining('1.00'),
+      }),
+    ]);
+    const events: string[] = [];
+    for await (const event of balanceGraph().streamEvents(
+      { messages: [] },
+      { configurable: { thread_id: `events-mode-${process.pid}` }, version: 'v2' },
+    )) {
+      if (event.event.startsWith('on_tool_')) events.push(`${event.event}:${event.name}`);
+    }
+    expect(events).toEqual(['on_tool_start:get_balance', 'on_tool_end:get_balance']);
+  });
 });
+
+describe("createAgent middleware in LangGraph's tools stream mode", () => {
+  it("shows the middleware's own sandboxed tool and the agent's tool alike", async () => {
+    const lookup = langchainTool(async () => 'found', {
+      name: 'lookup',
+      description: 'Looks up.',
+      schema: z.object({ q: z.string() }),
+    });
+    const balance = tool({
+      name: 'get_balance',
+      description: 'Balance.',
+      safetyClass: 'read',
+      input: z.object({ currency: z.string() }),
+      output: z.object({ amount: z.string() }),
+      execute: async () => ({ amount: '1.00' }),
+    });
+    const agent = createAgent({
+      model: scriptedModel([
+        {
+          toolCalls: [
+            { id: 'x1', name: 'lookup', args: { q: 'a' } },
+            { id: 'x2', name: 'get_balance', args: { currency: 'EUR' } },
+          ],
+        },
+        'ok',
+      ]),
+      tools: [lookup],
+      middleware: [
+        governanceMiddleware({
+          audit: new AuditLog(),
+          tools: [balance],
+          safetyClasses: { lookup: 'read' },
+        }),
+      ] as never,
+      checkpointer: new MemorySaver(),
+    }) as unknown as { stream(input: unknown, config: unknown): Promise<AsyncIterable<unknown>> };
+    const seen: string[] = [];
+    for await (const chunk of await agent.stream(
+      { messages: [{ role: 'user', content: 'x' }] },
+      { configurable: { thread_id: `mw-tools-${process.pid}` }, streamMode: 'tools' },
+    )) {
+      const { event, name, toolCallId } = chunk as Record<string, string>;
+      seen.push(`${event}:${name}:${toolCallId}`);
+    }
+    expect(seen.sort()).toEqual([
+      'on_tool_end:get_balance:x2',
+      'on_tool_end:lookup:x1',
+      'on_tool_start:get_balance:x2',
+      'on_tool_start:lookup:x1',
+    ]);
+  });
+});
+
+function balanceGraph() {
+  const audit = new AuditLog();
+  return new StateGraph(MessagesAnnotation)
+    .addNode('model', () => ({
+      messages: [
+        new AIMessage({
+          content: '',
+          tool_calls: [
+            { id: 'b1', name: 'get_balance', args: { currency: 'EUR' }, type: 'tool_call' },
+          ],
+        }),
+      ],
+    }))
+    .addNode(
+      'tools',
+      governedToolNode(
+        [
+          tool({
+            name: 'get_balance',
+            description: 'Balance.',
+            safetyClass: 'read',
+            input: z.object({ currency: z.string() }),
+            output: z.object({ amount: z.string() }),
+            execute: async () => ({ amount: '1.00' }),
+          }),
+        ],
+        { audit },
+      ),
+    )
+    .addEdge(START, 'model')
+    .addEdge('model', 'tools')
+    .addEdge('tools', END)
+    .compile({ checkpointer: new MemorySaver() });
+}
