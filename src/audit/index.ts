@@ -94,6 +94,7 @@ export {
   sealEvidence,
   sealEvidenceWithHead,
 } from './seal-evidence.js';
+export { latestEvidence, storeEvidence } from './evidence-store.js';
 export { sealAuditThread } from './seal-thread.js';
 export {
   type FingerprintKeys,

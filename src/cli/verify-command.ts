@@ -14,9 +14,11 @@ import { readEarlierViews } from './earlier-views.js';
 import { type CliIo, EXIT, UsageError } from './io.js';
 import { verifierKeys } from './verifier-keys.js';
 
-export const VERIFY_USAGE = `Usage: veridex verify <bundle.json> --key <public key | key file> [--key ...] [--hmac-secret-env NAME] [--approvers approvers.json] [--since older.json ...]
+export const VERIFY_USAGE = `Usage: veridex verify <bundle.json | URL> --key <public key | key file> [--key ...] [--hmac-secret-env NAME] [--approvers approvers.json] [--since older.json ...]
 
-Verifies a signed evidence bundle offline and prints who decided every approval.
+Verifies a signed evidence bundle offline and prints who decided every approval. The bundle is
+a file, or an http(s) URL such as an approvals service's /api/threads/<id>/evidence (sent with
+\$VERIDEX_INBOX_TOKEN as a Bearer token when set); a fetched bundle is checked like a file.
 Exit code 0 valid, 1 invalid, 2 usage error.
   --key              Ed25519 public key: a PEM file, or 64 hex digits (repeatable)
   --hmac-secret-env  name of an environment variable holding an HMAC secret (repeatable)
@@ -41,7 +43,7 @@ Trust files (--key files, --approvers) must be owned by you or root and writable
 else; otherwise verify refuses them (exit 2).`;
 
 /** `veridex verify`: prints a short human summary and returns the exit code. */
-export function verifyCommand(argv: string[], io: CliIo): number {
+export async function verifyCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -79,12 +81,7 @@ export function verifyCommand(argv: string[], io: CliIo): number {
     }
   }
 
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
-  }
+  const text = /^https?:\/\//i.test(file) ? await fetchBundle(file) : readBundleFile(file);
   let bundle: unknown;
   try {
     bundle = JSON.parse(text);
@@ -224,4 +221,71 @@ export function verifyCommand(argv: string[], io: CliIo): number {
     io.out(`  reason      ${reason}`);
   }
   return valid ? EXIT.ok : EXIT.failed;
+}
+
+function readBundleFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+}
+
+/** Largest bundle fetched (bytes): a hostile server must not exhaust the auditor's memory. */
+const MAX_FETCHED_BUNDLE = 64 * 1024 * 1024;
+
+/**
+ * Fetches a bundle over HTTP(S): 60 s at most, 64 MiB at most, no redirects (the URL given is
+ * the one checked), `$VERIDEX_INBOX_TOKEN` as Bearer token when set. What comes back is only a
+ * claim: it is verified like a file.
+ */
+async function fetchBundle(url: string): Promise<string> {
+  const token = process.env.VERIDEX_INBOX_TOKEN;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      redirect: 'error',
+      signal: AbortSignal.timeout(60_000),
+      headers: {
+        accept: 'application/json',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+    });
+  } catch (error) {
+    throw new VeridexError(
+      'input_invalid',
+      `cannot fetch ${safeUrl(url)}: ${(error as Error).message}`,
+    );
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new VeridexError(
+      'input_invalid',
+      `${safeUrl(url)} answered ${response.status}${response.status === 401 ? ' (set VERIDEX_INBOX_TOKEN to a session token)' : ''}`,
+    );
+  }
+  const reader = response.body?.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const next = await reader?.read();
+    if (!next || next.done) break;
+    size += next.value.byteLength;
+    if (size > MAX_FETCHED_BUNDLE) {
+      await reader?.cancel();
+      throw new VeridexError('input_invalid', `${safeUrl(url)} sent more than 64 MiB`);
+    }
+    chunks.push(next.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The URL without credentials or query, for messages. */
+function safeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'the URL';
+  }
 }

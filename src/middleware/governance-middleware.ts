@@ -177,7 +177,10 @@ export function governanceMiddleware(
     signal: budget?.signal,
     context: options.context,
     memory: options.memory ? memoryNodes(options.memory.manager, options.memory) : undefined,
-    evidence: options.evidence,
+    evidence:
+      options.evidence && options.evidence.db === undefined && options.db
+        ? { ...options.evidence, db: options.db }
+        : options.evidence,
     sealed,
     runStart,
   };

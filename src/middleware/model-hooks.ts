@@ -2,6 +2,7 @@ import { type BaseMessage, isSystemMessage } from '@langchain/core/messages';
 import { type AuditLog, deriveEventId, type EvidenceSigner } from '../audit/index.js';
 import type { ContextCompiler, ContextMemory, ContextTool } from '../context/index.js';
 import type { MemoryManager } from '../memory/index.js';
+import type { Database } from '../db/index.js';
 import { type SealedEvidence, sealThreadEvidence } from '../nodes/evidence-node.js';
 import type { MemoryNodesOptions, memoryNodes } from '../nodes/memory-nodes.js';
 import { budgetExhausted } from '../nodes/route-after-tools.js';
@@ -16,6 +17,11 @@ export interface MiddlewareEvidenceOptions {
   signers: readonly EvidenceSigner[];
   /** Write each bundle to `<dir>/<threadId>.json`. */
   outDir?: string;
+  /**
+   * Keep each bundle in this database (default: the middleware's `db`), where the approvals
+   * service serves it; `false` to keep none.
+   */
+  db?: Database | false;
   /** Signed alongside the events, e.g. `{ appId, agentId }`. */
   subject?: Record<string, unknown>;
   /** Receives every sealed bundle. */
@@ -150,6 +156,7 @@ export async function finishRun(state: State, hook: HookRuntime, model: ModelGov
         audit: model.audit,
         signers: model.evidence.signers,
         ...(model.evidence.outDir ? { outDir: model.evidence.outDir } : {}),
+        ...(model.evidence.db ? { db: model.evidence.db } : {}),
         ...(model.evidence.subject ? { subject: model.evidence.subject } : {}),
       },
       { runId: runIdOf(hook, threadId) },

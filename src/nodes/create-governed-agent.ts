@@ -219,6 +219,8 @@ export async function createGovernedAgent(options: GovernedAgentOptions): Promis
     signers: [signer],
     onSealed: (threadId: string, sealed: SealedEvidence) => sealedByThread.set(threadId, sealed),
     subject: { agentId, agent: options.name },
+    // Kept where the approvals service serves it (GET /api/threads/{id}/evidence).
+    db: database,
     ...(options.evidenceDir === false
       ? {}
       : { outDir: options.evidenceDir ?? './.veridex/evidence' }),

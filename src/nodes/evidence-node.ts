@@ -8,7 +8,9 @@ import {
   type EvidenceSigner,
   type SignedTreeHead,
   sealAuditThread,
+  storeEvidence,
 } from '../audit/index.js';
+import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import { evidenceFileName } from './evidence-file-name.js';
 
@@ -19,6 +21,11 @@ export interface EvidenceNodeOptions {
   signers: readonly EvidenceSigner[];
   /** Write each bundle to `<dir>/<evidenceFileName(threadId)>` (created if missing). */
   outDir?: string;
+  /**
+   * Keep each bundle in this database too (`veridex_evidence`, migration 0020), where the
+   * approvals service serves it (`GET /api/threads/{id}/evidence`).
+   */
+  db?: Database;
   /** Signed alongside the events, e.g. `{ appId, agentId }`. */
   subject?: Record<string, unknown>;
   /** Also append a `run_completed` event before sealing (default true). */
@@ -65,6 +72,7 @@ export async function sealThreadEvidence(
     { threadId, ...(options.subject ? { subject: options.subject } : {}) },
     options.signers,
   );
+  if (options.db) await storeEvidence(options.db, threadId, run.runId ?? threadId, bundle);
   if (!options.outDir) return { bundle, treeHead, events: events.length };
   mkdirSync(options.outDir, { recursive: true });
   const path = join(options.outDir, evidenceFileName(threadId));

@@ -311,6 +311,15 @@ export function openApiDocument(origin: string): Record<string, unknown> {
           responses: { '200': ok('status, pendingApprovals, lastMessages'), '401': error },
         },
       },
+      '/api/threads/{id}/evidence': {
+        get: {
+          summary:
+            'The thread’s latest sealed evidence bundle (DSSE), as stored; verify it with `veridex verify <URL>`',
+          security: secured,
+          parameters: [id],
+          responses: { '200': ok('The evidence bundle'), '401': error, '404': error },
+        },
+      },
       '/api/events': {
         get: {
           summary:

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { latestEvidence } from '../../audit/index.js';
 import { VeridexError } from '../../errors/index.js';
 import { requireSession } from '../authenticate.js';
 import { badInput } from '../http-error.js';
@@ -6,7 +7,10 @@ import type { InboxContext, InboxEnv } from '../inbox-context.js';
 import { pageLimit } from '../pagination.js';
 import { runView } from '../run-view.js';
 
-/** `GET /api/threads/:id/events`: a thread's audit trail, oldest first, paginated by position. */
+/**
+ * `GET /api/threads/:id/events` (a thread's audit trail, oldest first, paginated by position),
+ * `/run` (its conversation) and `/evidence` (its latest sealed bundle).
+ */
 export function threadRoutes(inbox: InboxContext): Hono<InboxEnv> {
   const routes = new Hono<InboxEnv>();
   routes.get('/api/threads/:id/events', requireSession(inbox), async (c) => {
@@ -36,5 +40,20 @@ export function threadRoutes(inbox: InboxContext): Hono<InboxEnv> {
   routes.get('/api/threads/:id/run', requireSession(inbox), async (c) =>
     c.json(await runView(inbox, c.req.param('id'))),
   );
+  // The thread's latest sealed bundle, as stored: `veridex verify <this URL>` checks it against
+  // the keys the auditor trusts; the server's copy proves nothing by itself.
+  routes.get('/api/threads/:id/evidence', requireSession(inbox), async (c) => {
+    const threadId = c.req.param('id');
+    const stored = await latestEvidence(inbox.db, threadId);
+    if (!stored) {
+      throw new VeridexError(
+        'thread_not_found',
+        `Thread "${threadId.slice(0, 100)}" has no sealed evidence bundle in this database.`,
+      );
+    }
+    c.header('etag', `"${stored.bundleHash}"`);
+    c.header('x-veridex-sealed-at', stored.sealedAt);
+    return c.json(stored.bundle);
+  });
   return routes;
 }
