@@ -1,6 +1,6 @@
 import type { Database } from '../db/index.js';
-import { contentHash } from './sha256.js';
 import type { EvidenceBundle } from './seal-evidence.js';
+import { contentHash } from './sha256.js';
 
 // Table: migration 0020_evidence.sql.
 const UPSERT = `

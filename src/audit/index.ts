@@ -42,6 +42,7 @@ export {
   type EvidenceBody,
   type EvidenceLog,
 } from './evidence-body.js';
+export { latestEvidence, storeEvidence } from './evidence-store.js';
 export {
   FileHeadWitness,
   type FileHeadWitnessOptions,
@@ -94,7 +95,6 @@ export {
   sealEvidence,
   sealEvidenceWithHead,
 } from './seal-evidence.js';
-export { latestEvidence, storeEvidence } from './evidence-store.js';
 export { sealAuditThread } from './seal-thread.js';
 export {
   type FingerprintKeys,

@@ -18,7 +18,7 @@ export const VERIFY_USAGE = `Usage: veridex verify <bundle.json | URL> --key <pu
 
 Verifies a signed evidence bundle offline and prints who decided every approval. The bundle is
 a file, or an http(s) URL such as an approvals service's /api/threads/<id>/evidence (sent with
-\$VERIDEX_INBOX_TOKEN as a Bearer token when set); a fetched bundle is checked like a file.
+$VERIDEX_INBOX_TOKEN as a Bearer token when set); a fetched bundle is checked like a file.
 Exit code 0 valid, 1 invalid, 2 usage error.
   --key              Ed25519 public key: a PEM file, or 64 hex digits (repeatable)
   --hmac-secret-env  name of an environment variable holding an HMAC secret (repeatable)

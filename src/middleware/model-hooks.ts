@@ -1,8 +1,8 @@
 import { type BaseMessage, isSystemMessage } from '@langchain/core/messages';
 import { type AuditLog, deriveEventId, type EvidenceSigner } from '../audit/index.js';
 import type { ContextCompiler, ContextMemory, ContextTool } from '../context/index.js';
-import type { MemoryManager } from '../memory/index.js';
 import type { Database } from '../db/index.js';
+import type { MemoryManager } from '../memory/index.js';
 import { type SealedEvidence, sealThreadEvidence } from '../nodes/evidence-node.js';
 import type { MemoryNodesOptions, memoryNodes } from '../nodes/memory-nodes.js';
 import { budgetExhausted } from '../nodes/route-after-tools.js';

@@ -475,6 +475,7 @@ describeEachDatabase('approvals service API', (context) => {
         '/api/invitations',
         '/api/webhooks/deliveries',
         '/api/threads/{id}/run',
+        '/api/threads/{id}/evidence',
       ].sort(),
     );
   });
