@@ -168,7 +168,7 @@ describe('run_started in the minimal middleware (no model hook)', () => {
 
 describe('run_started where the configuration has a model hook', () => {
   it('is written before the first model call by the budget step, also for a run without tools', async () => {
-    const { agent, audit, middleware } = agentWith(['just text'], {
+    const { agent, audit } = agentWith(['just text'], {
       budget: { maxTokens: 10_000 },
     });
     const config = thread();
