@@ -305,11 +305,10 @@ export class ApprovalManager {
     // hash-chained approval_requested event recorded (an insider who backdates created_at and
     // expires_at opens no tier early).
     const opened = { ...request, createdAt: laterOf(request.createdAt, logged.openedAt) };
-    const withLog = { ...expected, countedAt: logged.countedAt };
     let proof =
       request.status === 'edited'
-        ? await proveEdit(opened, withLog, this.directory)
-        : await proveQuorum(opened, withLog, this.directory);
+        ? await proveEdit(opened, expected, this.directory)
+        : await proveQuorum(opened, expected, this.directory);
     if (proof.proven && logged.rejected) {
       proof = {
         proven: false,
@@ -349,20 +348,15 @@ export class ApprovalManager {
   async #loggedFacts(
     request: ApprovalRequest,
     firstTierMs: number,
-  ): Promise<{ rejected: boolean; openedAt?: string; countedAt: Map<string, string> }> {
-    const countedAt = new Map<string, string>();
+  ): Promise<{ rejected: boolean; openedAt?: string }> {
     const audit = this.#options.audit;
-    if (!audit) return { rejected: false, countedAt };
+    if (!audit) return { rejected: false };
     let rejected = false;
     let openedAt: string | undefined;
     for (const event of await audit.events(request.threadId)) {
       if (event.payload.approvalId !== request.id) continue;
-      if (event.type === 'approval_decided') {
-        if (event.payload.decision === 'reject') rejected = true;
-        const signature = (event.payload.signed as { signature?: unknown } | undefined)?.signature;
-        if (typeof signature === 'string' && !countedAt.has(signature)) {
-          countedAt.set(signature, event.timestamp);
-        }
+      if (event.type === 'approval_decided' && event.payload.decision === 'reject') {
+        rejected = true;
       }
       if (event.type === 'approval_requested' && openedAt === undefined) {
         // Its expiresAt was set by the same clock as the row's createdAt + the first tier.
@@ -371,7 +365,7 @@ export class ApprovalManager {
         if (Number.isFinite(at)) openedAt = new Date(at).toISOString();
       }
     }
-    return { rejected, countedAt, ...(openedAt ? { openedAt } : {}) };
+    return { rejected, ...(openedAt ? { openedAt } : {}) };
   }
 
   /** Every request of a thread, oldest first (for evidence and UIs). */

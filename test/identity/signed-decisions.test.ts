@@ -285,7 +285,7 @@ function identityContract(
     expect((await directory.list()).map((approver) => approver.id)).toContain('alice');
   });
 
-  it('stops counting a revoked key or approver, while decisions counted before stand', async () => {
+  it('stops counting a revoked key or approver; decisions recorded before stay recorded', async () => {
     const { manager, directory } = await setup();
     const request = await manager.request(proposal(), escalate('dual_approval'));
     const alice = signAs(request, 'alice', 'approve', at());
@@ -302,7 +302,8 @@ function identityContract(
       'approver_unknown',
     );
     await directory.revoke('alice');
-    // alice's decision, counted before her revocation, is still counted (and replays stay no-ops).
+    // alice's decision, recorded before her revocation, stays in the row (and replays stay
+    // no-ops); the proof before a call runs no longer counts it (README, signed decisions).
     const current = await manager.decide(request.id, alice);
     expect(current.decisions.map((d) => d.approver)).toEqual(['alice']);
   });
