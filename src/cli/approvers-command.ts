@@ -172,7 +172,7 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
           await recordApprover(approver);
         }
         const origin = new URL(values.origin ?? 'http://localhost:8787').origin;
-        const invitation = await new InvitationStore(db).create({
+        const invitation = await new InvitationStore(db, { seal: directory.seal }).create({
           approverId: approver.id,
           createdBy: authority,
           ttlMs: ttlHours * 60 * 60 * 1000,

@@ -81,6 +81,9 @@ function message(statement: Record<string, unknown>): Uint8Array {
 }
 
 /** Seals directory entries with the directory key, and checks seals read back. */
+/** Records of the approvals service sealed by the directory key. */
+export type SealedRecordKind = 'inbox_session' | 'invitation';
+
 export class DirectorySeal {
   /** The directory key's id (`ed25519:…`), as `veridex approvers list` shows it. */
   readonly keyId: string;
@@ -118,6 +121,24 @@ export class DirectorySeal {
   /** Whether `seal` is this directory key's signature over the key entry as read. */
   checkKey(approverId: string, key: ApproverKey, seal: string | null): boolean {
     return this.#check(keyStatement(approverId, key), seal);
+  }
+
+  /**
+   * The seal of a record the approvals service keeps beside the directory (an inbox session,
+   * an invitation): what an insider could insert to act as an admin or enrol a key.
+   * @throws `directory_read_only`.
+   */
+  sealRecord(kind: SealedRecordKind, fields: Record<string, string>): string {
+    return this.#sign({ entry: kind, ...fields });
+  }
+
+  /** Whether `seal` is this directory key's signature over the record as read. */
+  checkRecord(
+    kind: SealedRecordKind,
+    fields: Record<string, string>,
+    seal: string | null,
+  ): boolean {
+    return this.#check({ entry: kind, ...fields }, seal);
   }
 
   #sign(statement: Record<string, unknown>): string {

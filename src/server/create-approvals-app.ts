@@ -5,6 +5,7 @@ import { ApprovalManager } from '../approvals/index.js';
 import { AuditLog, PostgresAuditStore } from '../audit/index.js';
 import { type Database, migrate } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
+import { loadDirectorySeal, PostgresApproverDirectory } from '../identity/index.js';
 import { ApprovalFeed } from './approval-feed.js';
 import { hostCheck, requireSession } from './authenticate.js';
 import { ChallengeStore } from './challenge-store.js';
@@ -95,17 +96,23 @@ export function createApprovalsApp(options: ApprovalsAppOptions): ApprovalsApp {
   const audit = options.audit ?? new AuditLog({ store: new PostgresAuditStore(db) });
   const approvals = options.approvals ?? new ApprovalManager({ db, audit, now });
   const feed = new ApprovalFeed(db, approvals, { now });
+  // Sessions and invitations are sealed with the directory's key, like its rows.
+  const seal =
+    approvals.directory instanceof PostgresApproverDirectory
+      ? approvals.directory.seal
+      : loadDirectorySeal();
   const inbox: InboxContext = {
     db,
     approvals,
     audit,
     sessions: new SessionStore(db, {
+      seal,
       now,
       ...(options.sessionTtlMs !== undefined ? { ttlMs: options.sessionTtlMs } : {}),
     }),
     challenges: new ChallengeStore(db, { now }),
     feed,
-    invitations: new InvitationStore(db, { now }),
+    invitations: new InvitationStore(db, { seal, now }),
     rpId: options.passkeys?.rpId ?? new URL(origin).hostname,
     rpName: options.passkeys?.rpName ?? 'Veridex approvals',
     origin,

@@ -4,6 +4,7 @@ import { VeridexError } from '../errors/index.js';
 import {
   type Approver,
   checkDirectoryChangeProof,
+  DIRECTORY_AUDIT_THREAD,
   type DirectoryChangeInput,
   type DirectoryChangeStatement,
   directoryChangeChallenge,
@@ -17,12 +18,27 @@ import { invitationHash } from './invitations.js';
 
 /**
  * Whether adding a credential to `approver` needs the approver's own consent: yes as soon as
- * they hold or ever held a key. A revoked key still counts — otherwise an admin could revoke
- * someone's keys and then enrol her own as theirs (README "Approvals inbox", enrolment).
+ * they hold or ever held a key — a revoked key, a key row whose seal does not verify, or a key
+ * the directory history records added. Otherwise an admin could revoke (or an insider unseal or
+ * delete) someone's keys and then enrol her own as theirs (README "Approvals inbox", enrolment).
  */
-export function needsConsent(approver: Approver): boolean {
-  return approver.keys.length > 0;
+export async function needsConsent(inbox: InboxContext, approver: Approver): Promise<boolean> {
+  if (approver.keys.length > 0) return true;
+  // The sealed keys are not the whole story: a key row whose seal an insider broke, or one he
+  // deleted, was still held — its row, or the hash-chained directory history, says so.
+  const { rows } = await inbox.db.query(ANY_KEY_ROW, [approver.id]);
+  if (rows.length > 0) return true;
+  const history = await inbox.audit.events(DIRECTORY_AUDIT_THREAD);
+  return history.some(
+    (event) =>
+      event.type === 'directory_changed' &&
+      event.payload.change === 'key_added' &&
+      typeof event.payload.approver === 'string' &&
+      sameIdentity(event.payload.approver, approver.id),
+  );
 }
+
+const ANY_KEY_ROW = 'SELECT 1 FROM veridex_approver_keys WHERE approver_id = $1 LIMIT 1';
 
 /**
  * The statement an existing approver signs to add the passkey `credentialId` through the

@@ -2,7 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
-import { canonicalIdentity, type DirectoryAuthority } from '../identity/index.js';
+import {
+  canonicalIdentity,
+  type DirectoryAuthority,
+  type DirectorySeal,
+} from '../identity/index.js';
 import { CONSUME_INVITATION, INSERT_INVITATION, SELECT_INVITATION } from './sql.js';
 
 /** Default lifetime of an enrolment link. */
@@ -33,9 +37,15 @@ export interface OpenInvitation {
 export class InvitationStore {
   readonly #db: Database;
   readonly #now: () => Date;
+  readonly #seal: DirectorySeal;
 
-  constructor(db: Database, options: { now?: () => Date } = {}) {
+  /**
+   * @param options.seal the directory key: each invitation (with who issued it, the key's
+   *   future sponsor) is sealed with it; one inserted or edited with SQL enrols nobody.
+   */
+  constructor(db: Database, options: { seal: DirectorySeal; now?: () => Date }) {
     this.#db = db;
+    this.#seal = options.seal;
     this.#now = options.now ?? (() => new Date());
   }
 
@@ -51,12 +61,20 @@ export class InvitationStore {
       created.getTime() + (input.ttlMs ?? DEFAULT_INVITATION_TTL_MS),
     ).toISOString();
     const approverId = canonicalIdentity(input.approverId);
-    await this.#db.query(INSERT_INVITATION, [
-      sha256Hex(token),
+    const record = {
+      tokenHash: sha256Hex(token),
       approverId,
-      canonicalJson(input.createdBy),
-      created.toISOString(),
+      createdBy: canonicalJson(input.createdBy),
+      createdAt: created.toISOString(),
       expiresAt,
+    };
+    await this.#db.query(INSERT_INVITATION, [
+      record.tokenHash,
+      approverId,
+      record.createdBy,
+      record.createdAt,
+      expiresAt,
+      this.#seal.sealRecord('invitation', record),
     ]);
     return { token, approverId, expiresAt };
   }
@@ -72,12 +90,30 @@ export class InvitationStore {
   }
 
   async #read(sql: string, token: unknown): Promise<OpenInvitation> {
-    const { rows } = await this.#db.query<{ approver_id: string; created_by: string }>(sql, [
-      hashOf(token),
-      this.#now().toISOString(),
-    ]);
-    if (!rows[0]) throw invalidInvitation();
-    return { approverId: rows[0].approver_id, createdBy: authorityOf(rows[0].created_by) };
+    const tokenHash = hashOf(token);
+    const { rows } = await this.#db.query<{
+      approver_id: string;
+      created_by: string;
+      created_at: Date;
+      expires_at: Date;
+      seal: string | null;
+    }>(sql, [tokenHash, this.#now().toISOString()]);
+    const row = rows[0];
+    if (!row) throw invalidInvitation();
+    const sealed = this.#seal.checkRecord(
+      'invitation',
+      {
+        tokenHash,
+        approverId: row.approver_id,
+        createdBy: row.created_by,
+        createdAt: isoTime(row.created_at),
+        expiresAt: isoTime(row.expires_at),
+      },
+      row.seal,
+    );
+    // An invitation (or its inviter) nobody holding the directory key wrote enrols nobody.
+    if (!sealed) throw invalidInvitation();
+    return { approverId: row.approver_id, createdBy: authorityOf(row.created_by) };
   }
 }
 
@@ -112,4 +148,9 @@ function invalidInvitation(): VeridexError {
     'invitation_invalid',
     'This enrolment link is unknown, already used or expired: ask an admin for a new one.',
   );
+}
+
+/** A stored time as ISO text, never throwing (a value no seal covers fails its seal). */
+function isoTime(value: Date): string {
+  return Number.isFinite(value.getTime()) ? value.toISOString() : String(value);
 }

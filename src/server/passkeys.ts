@@ -154,7 +154,7 @@ export class Passkeys {
     if (!verified.verified) throw passkeyInvalid('registration does not verify');
     const { credential } = verified.registrationInfo;
     const keyId = webauthnKeyId(credential.id);
-    const consent = needsConsent(approver)
+    const consent = (await needsConsent(this.#inbox, approver))
       ? await checkEnrolmentProof(this.#inbox, {
           approver,
           invitation: invitation as string,

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sha256Hex } from '../audit/index.js';
 import type { Database } from '../db/index.js';
+import type { DirectorySeal } from '../identity/index.js';
 import { INSERT_SESSION, REVOKE_SESSION, SELECT_SESSION } from './sql.js';
 
 /** How an approver proved who they are when signing in. */
@@ -29,6 +30,7 @@ interface SessionRow {
   method: SessionMethod;
   created_at: Date;
   expires_at: Date;
+  seal: string | null;
 }
 
 /** Default session lifetime: short, so a forgotten tab stops counting soon. */
@@ -43,9 +45,15 @@ export class SessionStore {
   readonly #db: Database;
   readonly #ttlMs: number;
   readonly #now: () => Date;
+  readonly #seal: DirectorySeal;
 
-  constructor(db: Database, options: { ttlMs?: number; now?: () => Date } = {}) {
+  /**
+   * @param options.seal the directory key: each session row is sealed with it, and a row whose
+   *   seal does not verify (inserted or edited with SQL) opens nothing.
+   */
+  constructor(db: Database, options: { seal: DirectorySeal; ttlMs?: number; now?: () => Date }) {
     this.#db = db;
+    this.#seal = options.seal;
     this.#ttlMs = options.ttlMs ?? DEFAULT_SESSION_TTL_MS;
     this.#now = options.now ?? (() => new Date());
   }
@@ -59,13 +67,22 @@ export class SessionStore {
     const token = randomBytes(32).toString('base64url');
     const created = this.#now();
     const expires = new Date(created.getTime() + this.#ttlMs);
-    await this.#db.query(INSERT_SESSION, [
-      sha256Hex(token),
+    const record = {
+      tokenHash: sha256Hex(token),
       approverId,
       keyId,
       method,
-      created.toISOString(),
-      expires.toISOString(),
+      createdAt: created.toISOString(),
+      expiresAt: expires.toISOString(),
+    };
+    await this.#db.query(INSERT_SESSION, [
+      record.tokenHash,
+      approverId,
+      keyId,
+      method,
+      record.createdAt,
+      record.expiresAt,
+      this.#seal.sealRecord('inbox_session', record),
     ]);
     return {
       token,
@@ -83,12 +100,27 @@ export class SessionStore {
   /** The live session a token opens, or `undefined` (unknown, expired or signed out). */
   async find(token: string): Promise<Session | undefined> {
     if (typeof token !== 'string' || token.length === 0 || token.length > 200) return undefined;
+    const tokenHash = sha256Hex(token);
     const { rows } = await this.#db.query<SessionRow>(SELECT_SESSION, [
-      sha256Hex(token),
+      tokenHash,
       this.#now().toISOString(),
     ]);
     const row = rows[0];
     if (!row) return undefined;
+    const sealed = this.#seal.checkRecord(
+      'inbox_session',
+      {
+        tokenHash,
+        approverId: row.approver_id,
+        keyId: row.key_id,
+        method: row.method,
+        createdAt: isoTime(row.created_at),
+        expiresAt: isoTime(row.expires_at),
+      },
+      row.seal,
+    );
+    // A session nobody holding the directory key opened: as if unknown.
+    if (!sealed) return undefined;
     return {
       approverId: row.approver_id,
       keyId: row.key_id,
@@ -108,4 +140,9 @@ export class SessionStore {
 /** The CSRF token bound to a session token (one-way: it does not reveal the session token). */
 export function csrfTokenFor(sessionToken: string): string {
   return createHash('sha256').update(`veridex.csrf:${sessionToken}`).digest('base64url');
+}
+
+/** A stored time as ISO text, never throwing (a value no seal covers fails its seal). */
+function isoTime(value: Date): string {
+  return Number.isFinite(value.getTime()) ? value.toISOString() : String(value);
 }

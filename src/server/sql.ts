@@ -1,11 +1,11 @@
 /** All SQL of the approvals service. Tables: migration 0013_inbox.sql (and 0004/0009 for approvals). */
 
 export const INSERT_SESSION = `
-INSERT INTO veridex_inbox_sessions (token_hash, approver_id, key_id, method, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6)`;
+INSERT INTO veridex_inbox_sessions (token_hash, approver_id, key_id, method, created_at, expires_at, seal)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 
 export const SELECT_SESSION = `
-SELECT approver_id, key_id, method, created_at, expires_at FROM veridex_inbox_sessions
+SELECT approver_id, key_id, method, created_at, expires_at, seal FROM veridex_inbox_sessions
 WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2`;
 
 export const REVOKE_SESSION = `
@@ -31,17 +31,17 @@ INSERT INTO veridex_inbox_nonces (approval_id, nonce, used_at) VALUES ($1, $2, $
 ON CONFLICT DO NOTHING`;
 
 export const INSERT_INVITATION = `
-INSERT INTO veridex_inbox_invitations (token_hash, approver_id, created_by, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5)`;
+INSERT INTO veridex_inbox_invitations (token_hash, approver_id, created_by, created_at, expires_at, seal)
+VALUES ($1, $2, $3, $4, $5, $6)`;
 
 export const SELECT_INVITATION = `
-SELECT approver_id, created_by FROM veridex_inbox_invitations
+SELECT approver_id, created_by, created_at, expires_at, seal FROM veridex_inbox_invitations
 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2`;
 
 export const CONSUME_INVITATION = `
 UPDATE veridex_inbox_invitations SET used_at = $2
 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
-RETURNING approver_id, created_by`;
+RETURNING approver_id, created_by, created_at, expires_at, seal`;
 
 /** Newest first, keyset-paginated on (created_at, id). */
 export function listApprovalsSql(columns: string): string {

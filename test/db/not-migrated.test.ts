@@ -10,6 +10,7 @@ import { SecretFingerprintStore } from '../../src/audit/secret-fingerprint-store
 import { PostgresCheckpointer } from '../../src/checkpointer/postgres-checkpointer.js';
 import { createDatabase, type Database, migrate } from '../../src/db/index.js';
 import { VeridexError } from '../../src/errors/index.js';
+import { loadDirectorySeal } from '../../src/identity/index.js';
 import { PostgresApproverDirectory } from '../../src/identity/postgres-approver-directory.js';
 import { PostgresUsageStore } from '../../src/policy/usage-store.js';
 import { SessionStore } from '../../src/server/session-store.js';
@@ -44,7 +45,10 @@ const storeOperations: Array<[string, (db: Database) => Promise<unknown>]> = [
   ['ceilings', (db) => new PostgresCeilingStore(db).get('k')],
   ['approver directory', (db) => new PostgresApproverDirectory(db).list()],
   ['tree heads', (db) => new PostgresTreeHeadStore(db).globalHeads()],
-  ['sessions', (db) => new SessionStore(db).create('alice', 'key-1', 'ed25519')],
+  [
+    'sessions',
+    (db) => new SessionStore(db, { seal: loadDirectorySeal() }).create('alice', 'key-1', 'ed25519'),
+  ],
   [
     'usage',
     (db) =>
@@ -184,7 +188,9 @@ for (const backend of ['pglite', 'postgres'] as const) {
             'DELETE FROM veridex_migrations WHERE version = (SELECT max(version) FROM veridex_migrations)',
           );
           await db.query('DROP TABLE veridex_inbox_sessions CASCADE');
-          const error = await refusal(() => new SessionStore(db).find('token'));
+          const error = await refusal(() =>
+            new SessionStore(db, { seal: loadDirectorySeal() }).find('token'),
+          );
           expect(error.code).toBe('db_not_migrated');
           expect(error.message).toMatch(/missing migration/);
         } finally {

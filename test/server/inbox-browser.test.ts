@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ed25519Verifier, verifyEvidence } from '../../src/audit/index.js';
-import { parseApprovers, serializeApprovers } from '../../src/identity/index.js';
+import { loadDirectorySeal, parseApprovers, serializeApprovers } from '../../src/identity/index.js';
 import { InvitationStore, invitationLink, startApprovalsServer } from '../../src/server/index.js';
 import { describeEachDatabase, postgresUrl } from '../support/databases.js';
 import { treasuryAgent } from '../support/treasury-agent.js';
@@ -71,7 +71,7 @@ suite('approvals inbox in Chromium', () => {
         const { agent, approvals, rail, signer } = await treasuryAgent(db);
         const server = await startApprovalsServer({ db, port: 0, approvals, pollIntervalMs: 200 });
         try {
-          const invitations = new InvitationStore(db);
+          const invitations = new InvitationStore(db, { seal: loadDirectorySeal() });
           const links: Record<string, string> = {};
           for (const [id, name] of [
             ['alice@ops.example', 'Alice (treasury)'],

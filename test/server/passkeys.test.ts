@@ -8,7 +8,12 @@ import {
   sealEvidence,
   verifyEvidence,
 } from '../../src/audit/index.js';
-import { parseApprovers, serializeApprovers, webauthnKeyId } from '../../src/identity/index.js';
+import {
+  loadDirectorySeal,
+  parseApprovers,
+  serializeApprovers,
+  webauthnKeyId,
+} from '../../src/identity/index.js';
 import { InvitationStore } from '../../src/server/invitations.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { startTestInbox, type TestInbox } from '../support/inbox.js';
@@ -69,7 +74,9 @@ describeEachDatabase('passkeys in the approvals service', (context) => {
   /** What `veridex approvers invite` does: the operator's invitation (no sponsor). */
   async function operatorInvite(name: string): Promise<string> {
     await inbox!.directory.add({ id: name, displayName: name.toUpperCase() });
-    const invitation = await new InvitationStore(context.db()).create({
+    const invitation = await new InvitationStore(context.db(), {
+      seal: loadDirectorySeal(),
+    }).create({
       approverId: name,
       createdBy: { via: 'operator', operator: 'ops' },
     });

@@ -208,6 +208,12 @@ describeEachDatabase('an insider who writes the inbox tables', (context) => {
       sha256Hex(invitation),
       JSON.stringify({ via: 'operator', operator: 'ops-lead' }),
     ]);
+    // Either the edited invitation enrols nobody, or its key still carries alice as sponsor.
+    const options = await post('/api/passkeys/register/options', { invitation });
+    if (options.status !== 200) {
+      expect(await options.json()).toMatchObject({ error: { code: 'invitation_invalid' } });
+      return;
+    }
     const puppet = await enrol(invitation);
     await inbox.manager.decide(request.id, signAs(request, 'alice'));
     await approveWithPasskey(puppet, request.id);
