@@ -131,6 +131,30 @@ describeIsolated('a hostile tool against the egress proxy in the parent', () => 
     }
   }, 120_000);
 
+  it('cannot exceed the bound with many connections at once, each pipelining two requests', async () => {
+    const upstream = await startUpstream('slow');
+    const box = new IsolatedProcessSandbox({
+      jailRoot: jail,
+      fetch: upstream.fetch,
+      timeoutMs: 60_000,
+    });
+    try {
+      const { result } = await runHostileTool(box, pipelinedEgress, {
+        url: `${upstream.origin}/many`,
+        count: 2,
+        connections: 40,
+        waitMs: 4_000,
+      });
+      expect(result).toMatchObject({ status: 'success' });
+      expect(upstream.peak(), 'requests the upstream saw in flight at once').toBeLessThanOrEqual(
+        16,
+      );
+    } finally {
+      box.close();
+      await upstream.close();
+    }
+  }, 120_000);
+
   it('leaves no upstream request open once the call is over when it hangs up on each response', async () => {
     const upstream = await startUpstream('endless');
     const box = new IsolatedProcessSandbox({
