@@ -266,8 +266,10 @@ export class IsolatedProcessSandbox implements Sandbox {
       usage: readProcessTreeUsage,
       admit: resources.admit,
       oomKilled: resources.oomKilled,
-      // A bundle or snapshot child runs its tool's code only once a call drives it.
-      awaitsCallStart: entry.mode !== 'module',
+      // Every isolated child waits for its call to start before any tool code runs: a bundle's
+      // and a snapshot's first import, and the module entry's (isolated-child-main.ts), is
+      // close-inherited-descriptors.ts, which blocks on the call-start byte.
+      awaitsCallStart: true,
       onExit: () => {
         resources.release();
         proxy?.close();
