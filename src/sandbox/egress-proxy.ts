@@ -78,11 +78,11 @@ const DROPPED_RESPONSE = new Set([
  * pipelined request waits for the one before it; a second one waiting closes the connection,
  * reported), and at most `maxRequests` upstream requests are in flight, whatever the child
  * sends. Every upstream request belongs to its exchange: it is aborted, its body cancelled,
- * when the child's connection closes, when the call ends and when the proxy closes, and it
- * asks the upstream for `connection: close`, so no idle connection outlives it in the fetch's
- * pool. What one sandbox can make the parent hold is therefore about `maxConnections` ×
- * (socket and stream buffers, ~80 KiB) plus `maxRequests` upstream connections, and nothing
- * once its call is over.
+ * when the child's connection closes, when the call ends and when the proxy closes. What one
+ * sandbox can make the parent hold is therefore about `maxConnections` × (socket and stream
+ * buffers, ~80 KiB) plus `maxRequests` upstream connections, and no request once its call is
+ * over; a connection a completed request leaves idle stays in the fetch's pool until its
+ * keep-alive timeout (the agent's own, reusable by it).
  */
 export class EgressProxy {
   readonly #server: Server;
@@ -263,9 +263,10 @@ export class EgressProxy {
 }
 
 /**
- * The child's headers as the upstream gets them: hop-by-hop and our own dropped, and
- * `connection: close`, so the upstream connection ends with the response instead of waiting,
- * idle, in the pool of a fetch the whole agent shares.
+ * The child's headers as the upstream gets them: hop-by-hop and our own dropped. (Not
+ * `connection: close`, which would keep no idle connection in the fetch's pool: undici 7 — the
+ * global fetch of Node 24 — throws an uncatchable assertion when an upstream closes while a slow
+ * reader holds the body back, nodejs/undici#5360, and a hostile child can be that reader.)
  */
 function forwardedHeaders(request: IncomingMessage): Headers {
   const headers = new Headers();
@@ -273,7 +274,6 @@ function forwardedHeaders(request: IncomingMessage): Headers {
     if (DROPPED_REQUEST.has(name) || name.startsWith('x-veridex-') || value === undefined) continue;
     for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
   }
-  headers.set('connection', 'close');
   return headers;
 }
 
