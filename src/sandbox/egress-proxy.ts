@@ -75,9 +75,9 @@ const DROPPED_RESPONSE = new Set([
  * is refused unread; admitted bodies are streamed upstream as the upstream takes them (a slow
  * or stalled upstream stops reading from the child, never buffers for it). At most
  * `maxConnections` connections are open at once, each serves one request at a time (a
- * pipelined request waits for the one before it; a second one waiting closes the connection,
- * reported), and at most `maxRequests` upstream requests are in flight, whatever the child
- * sends. Every upstream request belongs to its exchange: it is aborted, its body cancelled,
+ * pipelined request waits for the one before it; a connection that sends another while one is
+ * served and one waits is closed, reported), and at most `maxRequests` upstream requests are
+ * in flight, whatever the child sends. Every upstream request belongs to its exchange: it is aborted, its body cancelled,
  * when the child's connection closes, when the call ends and when the proxy closes. What one
  * sandbox can make the parent hold is therefore about `maxConnections` × (socket and stream
  * buffers, ~80 KiB) plus `maxRequests` upstream connections, and no request once its call is
