@@ -7,6 +7,7 @@ const BENCHES = [
   'checkpointer-cpu',
   'toolnode',
   'sandbox',
+  'egress',
   'context',
   'memory',
   'interop',

@@ -37,6 +37,10 @@ export interface CgroupSources {
 }
 
 let sequence = 0;
+/** Waits between attempts to remove a call's cgroup: about 5 s in all, short ones first. */
+const REMOVAL_DELAYS_MS = [5, 10, 20, 40, 80, ...Array<number>(48).fill(100)];
+/** The name of every per-call cgroup: `veridex-<pid of the agent>-<sequence>-<random>`. */
+export const CALL_CGROUP_NAME = /^veridex-(\d+)-\d+-[0-9a-f]+$/;
 
 /**
  * Finds where this process may create per-call cgroups with memory and task limits: a child of
@@ -106,7 +110,7 @@ export class CallCgroup {
       }
       cgroup.#limit(limits);
     } catch (error) {
-      cgroup.remove();
+      void cgroup.remove();
       throw error;
     }
     return cgroup;
@@ -131,24 +135,23 @@ export class CallCgroup {
   }
 
   /**
-   * Removes the cgroup. Tasks of a PID namespace may take a moment to be reaped after its init
-   * exits (rmdir then fails with EBUSY), so removal is retried for a few seconds in the background.
+   * Removes the cgroup. The tasks of a PID namespace may take a moment to be reaped after its
+   * init exits (rmdir then fails with EBUSY), so removal is retried — on timers that keep this
+   * process alive, so that a short-lived agent does not exit with the cgroup still there — for up
+   * to about 5 s. The first attempt is synchronous; resolves once the cgroup is gone or the
+   * attempts are spent.
    */
-  remove(attempt = 0): void {
-    // What the cgroup saw is read before it goes (the exit handler may remove it first).
-    if (attempt === 0) this.oomKilled();
-    const left = this.#directories.filter((directory) => {
-      try {
-        rmdirSync(directory);
-        return false;
-      } catch (error) {
-        return (error as NodeJS.ErrnoException).code !== 'ENOENT';
-      }
-    });
-    this.#directories.splice(0, this.#directories.length, ...left);
-    if (left.length > 0 && attempt < 50) {
-      setTimeout(() => this.remove(attempt + 1), 100).unref();
+  async remove(): Promise<void> {
+    // What the cgroup saw is read before it goes.
+    this.oomKilled();
+    for (const delay of REMOVAL_DELAYS_MS) {
+      const left = removeCgroupDirectories(this.#directories);
+      this.#directories.splice(0, this.#directories.length, ...left);
+      if (left.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
+    const left = removeCgroupDirectories(this.#directories);
+    this.#directories.splice(0, this.#directories.length, ...left);
   }
 
   #limit(limits: CgroupLimits): void {
@@ -176,9 +179,25 @@ export class CallCgroup {
   }
 }
 
+/**
+ * Removes each of `directories` (cgroups: rmdir) that can go now; returns those still there
+ * (busy). A directory already gone counts as removed.
+ */
+export function removeCgroupDirectories(directories: readonly string[]): string[] {
+  return directories.filter((directory) => {
+    try {
+      rmdirSync(directory);
+      return false;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+    }
+  });
+}
+
 function probe(host: CgroupHost): string | undefined {
   try {
-    CallCgroup.create(host, { memoryBytes: 256 * 1024 * 1024, maxProcesses: 64 }).remove();
+    // An empty cgroup: the synchronous first attempt removes it.
+    void CallCgroup.create(host, { memoryBytes: 256 * 1024 * 1024, maxProcesses: 64 }).remove();
     return undefined;
   } catch (error) {
     return (error as Error).message;

@@ -3,7 +3,7 @@ import type { AnyGovernedTool } from '../tools/types.js';
 import type { ChildEntry } from './child-entry.js';
 import type { ChildError, ChildRequest, ChildResponse } from './child-protocol.js';
 import type { ResolvedProcessOptions } from './process-sandbox-options.js';
-import type { SandboxRunRequest } from './sandbox.js';
+import type { SandboxRunRequest, SandboxViolation } from './sandbox.js';
 import type { SandboxChild } from './sandbox-child.js';
 
 // The parent side of one call into a child process, shared by the process sandboxes.
@@ -73,9 +73,15 @@ export function childEnvironment(
   return env;
 }
 
-/** Forwards the child's violations and returns its value, or throws its error. */
+/**
+ * Forwards the child's violations, marked as its claims (`reportedBy: 'child'`) and reduced to
+ * their three text fields, and returns its value, or throws its error.
+ */
 export function settle(response: ChildResponse, request: SandboxRunRequest): unknown {
-  for (const violation of response.violations) request.onViolation(violation);
+  const claimed: unknown = response.violations;
+  for (const violation of Array.isArray(claimed) ? claimed : []) {
+    request.onViolation(childClaim(violation));
+  }
   if (response.ok) return response.value;
   throw toError(response.error);
 }
@@ -125,4 +131,23 @@ function toError(error: ChildError): Error {
   result.name = error.name;
   if (error.retryable) Object.assign(result, { retryable: true });
   return result;
+}
+
+const CAPABILITIES = new Set<string>(['http', 'fs', 'process', 'env', 'eval']);
+
+/** A violation as the child reported it: whatever it sent, three strings and its origin. */
+function childClaim(claim: unknown): SandboxViolation {
+  const record = (typeof claim === 'object' && claim !== null ? claim : {}) as Record<
+    string,
+    unknown
+  >;
+  const capability = String(record.capability);
+  return {
+    capability: (CAPABILITIES.has(capability)
+      ? capability
+      : 'process') as SandboxViolation['capability'],
+    target: String(record.target ?? ''),
+    reason: String(record.reason ?? ''),
+    reportedBy: 'child',
+  };
 }

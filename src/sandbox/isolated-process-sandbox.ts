@@ -133,6 +133,8 @@ export class IsolatedProcessSandbox implements Sandbox {
       allowWeaker: this.#options.allowWeaker,
       maxOpenFiles: options.maxOpenFiles ?? 128,
     });
+    // Cgroups left by agents that were killed, or exited with a prewarmed sandbox waiting.
+    this.#resources.removeStale();
   }
 
   /** What counts a call's cost: `cgroup_v2`, `cgroup_v1`, or `rlimit` (the weaker mode). */
@@ -196,7 +198,8 @@ export class IsolatedProcessSandbox implements Sandbox {
         tool.name,
       );
     } finally {
-      // Once its processes are gone, nothing it left may carry a set-uid or set-gid bit.
+      // Once its processes and its cgroup are gone, nothing it left may carry a set-uid or
+      // set-gid bit.
       await child.exited;
       sweepJail(options.jailRoot, request.onViolation);
       // The next call's sandbox starts now, after this one, so the two do not compete for CPU.
@@ -266,12 +269,15 @@ export class IsolatedProcessSandbox implements Sandbox {
       usage: readProcessTreeUsage,
       admit: resources.admit,
       oomKilled: resources.oomKilled,
-      // A bundle or snapshot child runs its tool's code only once a call drives it.
-      awaitsCallStart: entry.mode !== 'module',
+      // Every isolated child waits for its call to start before any tool code runs: a bundle's
+      // and a snapshot's first import, and the module entry's (isolated-child-main.ts), is
+      // close-inherited-descriptors.ts, which blocks on the call-start byte.
+      awaitsCallStart: true,
+      // The call settles only once its cgroup is gone (see IsolatedProcessSandbox.run).
       onExit: () => {
-        resources.release();
         proxy?.close();
         if (socket) rmSync(socket, { force: true });
+        return resources.release();
       },
     });
     if (proxy) this.#proxies.set(child, proxy);

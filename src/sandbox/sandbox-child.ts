@@ -27,8 +27,11 @@ export interface ChildLaunch {
   cwd: string;
   /** What the limits measure (default: the child process alone). */
   usage?: (pid: number) => ProcessUsage | undefined;
-  /** Runs once when the child has exited (releases what the launch set up for it). */
-  onExit?: () => void;
+  /**
+   * Runs once when the child has exited (releases what the launch set up for it);
+   * {@link SandboxChild.exited} settles only once what it returns has settled.
+   */
+  onExit?: () => void | Promise<void>;
   /** Give the child a channel to the parent's jailed fs at `FS_CHANNEL_FD` (see {@link SandboxChild.fsChannel}). */
   fsChannel?: boolean;
   /**
@@ -69,6 +72,7 @@ export class SandboxChild {
   #resultBytes = 0;
   #stderr = '';
   #closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly #released: Promise<void>;
   #resultEnded: Promise<void>;
   #exited = false;
   #onData: (bytes: number) => void = () => undefined;
@@ -113,11 +117,12 @@ export class SandboxChild {
         resolve({ code, signal });
       });
     });
-    this.#closed.catch(() => undefined);
-    if (launch.onExit) {
-      const onExit = launch.onExit;
-      this.#closed.then(onExit, onExit);
-    }
+    const ended = this.#closed.then(
+      () => undefined,
+      () => undefined,
+    );
+    const onExit = launch.onExit;
+    this.#released = onExit ? ended.then(onExit).then(ignore, ignore) : ended;
   }
 
   /** Starts the launch's program (default `node`) with exactly its `env`, in its `cwd`. */
@@ -155,12 +160,12 @@ export class SandboxChild {
     return started;
   }
 
-  /** Settles once the process has exited (whether it started or not). */
+  /**
+   * Settles once the process has exited (whether it started or not) and what the launch's
+   * `onExit` returned has settled.
+   */
   get exited(): Promise<void> {
-    return this.#closed.then(
-      () => undefined,
-      () => undefined,
-    );
+    return this.#released;
   }
 
   /** The parent's end of the jailed fs channel, for a child started with `fsChannel`. */
@@ -278,6 +283,8 @@ export class SandboxChild {
     }
   }
 }
+
+function ignore(): void {}
 
 function limitError(name: string, limit: Limit, limits: ChildLimits): VeridexError {
   const what = {

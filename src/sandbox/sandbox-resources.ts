@@ -1,6 +1,7 @@
 import { VeridexError } from '../errors/index.js';
 import { CallCgroup, type CgroupHost, findCgroupHost } from './cgroup-limits.js';
 import type { SandboxViolation } from './sandbox.js';
+import { removeStaleCgroups } from './stale-cgroups.js';
 
 /** The weaker mode {@link SandboxResources} accepts by name in `allowWeaker`. */
 export const WEAKER_MEMORY_CGROUP = 'memory_cgroup';
@@ -20,8 +21,11 @@ export interface CallResources {
   admit(pid: number): void;
   /** Whether the kernel killed the call for exceeding its memory. */
   oomKilled(): boolean;
-  /** Releases what the call held (its cgroup); call once it has exited. */
-  release(): void;
+  /**
+   * Releases what the call held (its cgroup); call once it has exited. Settles once the cgroup
+   * is gone (or its removal was given up, after about 5 s).
+   */
+  release(): Promise<void>;
 }
 
 let detected: CgroupHost | { reason: string } | undefined;
@@ -108,8 +112,16 @@ export class SandboxResources {
       ],
       admit: (pid) => cgroup?.join(pid),
       oomKilled: () => cgroup?.oomKilled() ?? false,
-      release: () => cgroup?.remove(),
+      release: () => cgroup?.remove() ?? Promise.resolve(),
     };
+  }
+
+  /**
+   * Removes the per-call cgroups that agents no longer running left beside this one's (killed
+   * mid-call, or exited with a prewarmed sandbox waiting; see stale-cgroups.ts).
+   */
+  removeStale(): void {
+    if (this.#host) removeStaleCgroups(this.#host);
   }
 
   /** The audit record of the weaker modes in effect, reported with every call (none: nothing). */

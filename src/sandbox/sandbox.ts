@@ -13,6 +13,11 @@ export interface SandboxViolation {
   /** What was attempted: a URL without query, a jail-relative path, a module. Never a secret. */
   target: string;
   reason: string;
+  /**
+   * `child`: reported by the tool's own sandbox process, so the child's word, not something the
+   * sandbox observed in the agent's process (absent: the sandbox's own report).
+   */
+  reportedBy?: 'child';
 }
 
 /** One execution handed to a sandbox by `runTool` (input already validated). */

@@ -177,7 +177,7 @@ export async function executeTool(
       context,
       secrets: options.secrets,
       signal: options.signal,
-      onViolation: (violation) => report.violations.push(violation),
+      onViolation: (violation) => report.violations.add(violation),
       runtime: options.runtime,
     });
   } catch (error) {

@@ -2,10 +2,10 @@ import type { AppendEventInput } from '../audit/audit-log.js';
 import { verbatimDigests } from '../audit/digest-fields.js';
 import { contentHash } from '../audit/sha256.js';
 import { deriveEventId, type TraceEventType } from '../audit/trace-event.js';
-import type { SandboxViolation } from '../sandbox/sandbox.js';
 import type { ToolRunFailure, ToolRunSuccess } from './execute-tool-types.js';
 import type { SanitizerFinding } from './sanitize-output.js';
 import type { AnyGovernedTool } from './types.js';
+import type { ViolationSummary } from './violation-tally.js';
 
 /** The identity of one call's audit events. */
 export interface EventScope {
@@ -110,11 +110,14 @@ export function securityFailureEvent(
   );
 }
 
-/** `security_event` listing side effects the sandbox refused (even those the tool swallowed). */
+/**
+ * `security_event` listing side effects the sandbox refused (even those the tool swallowed):
+ * each distinct one with its count, the total, and what the bound dropped (see ViolationTally).
+ */
 export function violationsEvent(
   tool: AnyGovernedTool,
   scope: EventScope,
-  violations: readonly SandboxViolation[],
+  summary: ViolationSummary,
 ): AppendEventInput {
   return event(
     scope,
@@ -122,7 +125,7 @@ export function violationsEvent(
     {
       reason: 'sandbox_violation',
       ...toolFields(tool, scope),
-      violations: violations.slice(0, 20),
+      ...summary,
     },
     'violations',
   );

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { AppendEventInput, AuditLog } from '../audit/audit-log.js';
 import type { SecretScrubber } from '../audit/secret-scrubber.js';
 import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
-import type { SandboxViolation } from '../sandbox/sandbox.js';
 import type { ToolRunFailure, ToolRunResult, ToolRunSuccess } from './execute-tool-types.js';
 import { modelSafeText } from './model-safe-text.js';
 import { scalarDetails } from './tool-call-io.js';
@@ -16,13 +15,15 @@ import {
   violationsEvent,
 } from './tool-events.js';
 import type { AnyGovernedTool } from './types.js';
+import { ViolationTally } from './violation-tally.js';
 
 /**
  * What one `runTool` call learns on its way (identity, attempts, refused side effects), turned
  * into the result and its audit events at the end.
  */
 export class ToolRunReport {
-  readonly violations: SandboxViolation[] = [];
+  /** Side effects the sandbox refused, bounded (see {@link ViolationTally}). */
+  readonly violations = new ViolationTally();
   scope: EventScope;
   idempotencyKey = '';
   attempts = 0;
@@ -92,9 +93,10 @@ export class ToolRunReport {
     if (this.#audit === undefined) return result;
     const tool = this.#tool;
     const events: AppendEventInput[] = [];
-    if (this.violations.length > 0) events.push(violationsEvent(tool, this.scope, this.violations));
+    const violations = this.violations.total > 0 ? this.violations.summary() : undefined;
+    if (violations) events.push(violationsEvent(tool, this.scope, violations));
     if (result.status === 'error') {
-      const reported = result.code === 'sandbox_violation' && this.violations.length > 0;
+      const reported = result.code === 'sandbox_violation' && violations !== undefined;
       if (SECURITY_CODES.has(result.code) && !reported)
         events.push(securityFailureEvent(tool, this.scope, result));
       events.push(failedEvent(tool, this.scope, result));

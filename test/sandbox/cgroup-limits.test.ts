@@ -11,6 +11,7 @@ import {
   parseProcCgroup,
 } from '../../src/sandbox/cgroup-limits.js';
 import { SandboxResources } from '../../src/sandbox/sandbox-resources.js';
+import { removeStaleCgroups } from '../../src/sandbox/stale-cgroups.js';
 
 const base = mkdtempSync(join(tmpdir(), 'veridex-cgroup-test-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -118,6 +119,44 @@ describe('without a writable cgroup', () => {
     expect(resources.weakenedNotices()).toEqual([
       expect.objectContaining({ capability: 'process', target: 'sandbox:memory_cgroup' }),
     ]);
+  });
+});
+
+describe('cgroups left behind by agents', () => {
+  it('removes the empty ones of agents no longer running, and nothing else', () => {
+    const memory = join(base, 'stale', 'memory');
+    const pids = join(base, 'stale', 'pids');
+    const made = (parent: string, name: string) => {
+      mkdirSync(join(parent, name), { recursive: true });
+      return name;
+    };
+    const dead = made(memory, 'veridex-900001-3-0a1b2c3d');
+    made(pids, dead);
+    const running = made(memory, 'veridex-900002-1-ffffffff');
+    const own = made(memory, `veridex-${process.pid}-1-12345678`);
+    const busy = made(memory, 'veridex-900003-1-abcdef01');
+    writeFileSync(join(memory, busy, 'cgroup.procs'), '4242'); // a plain directory: not empty
+    const other = made(memory, 'not-veridex-900001');
+    removeStaleCgroups(
+      { version: 'v1', memoryParent: memory, pidsParent: pids },
+      { alive: (pid) => pid === 900002, minimumAgeMs: 0 },
+    );
+    expect(readdirSync(memory).sort()).toEqual([busy, other, own, running].sort());
+    expect(readdirSync(pids)).toEqual([]);
+  });
+
+  it('leaves a cgroup younger than the minimum age for a later attempt', async () => {
+    const parent = join(base, 'stale-young');
+    mkdirSync(join(parent, 'veridex-900004-1-00000000'), { recursive: true });
+    removeStaleCgroups(
+      { version: 'v2', memoryParent: parent },
+      { alive: () => false, minimumAgeMs: 300 },
+    );
+    expect(readdirSync(parent)).toHaveLength(1);
+    for (let waited = 0; readdirSync(parent).length > 0 && waited < 20_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(readdirSync(parent)).toEqual([]);
   });
 });
 

@@ -4,12 +4,15 @@
 // - Processes: an agent SIGKILLed while its call runs takes the whole sandbox with it, a
 //   daemonised grandchild in a new session included (bubblewrap's --die-with-parent, then the
 //   end of the PID namespace). Defended: the first test passes.
-// - Cgroups: only the agent removes a call's cgroup, from an exit handler and a retry timer that
-//   is unref'd. An agent that is killed, or that simply exits right after a call (a CLI, a job),
-//   leaves the call's cgroup — in the memory and the pids hierarchies — and, with `prewarm`, that
-//   of the sandbox waiting for the next call; nothing removes them later. Each leaked memory
-//   cgroup holds one of the host's 65,535 memory cgroup ids: enough crashes or short-lived
-//   agents and no one on the host can create a memory cgroup (containers included).
+// - Cgroups (found open by the re-pass): only the agent removed a call's cgroup, on a retry timer
+//   that was unref'd. An agent that was killed, or that simply exited right after a call (a CLI,
+//   a job), left the call's cgroup — in the memory and the pids hierarchies — and, with
+//   `prewarm`, that of the sandbox waiting for the next call; nothing removed them later. Each
+//   leaked memory cgroup holds one of the host's 65,535 memory cgroup ids: enough crashes or
+//   short-lived agents and no one on the host can create a memory cgroup (containers included).
+//   Now a call settles only once its cgroups are gone (the retries keep the agent alive), and
+//   every new IsolatedProcessSandbox removes the empty `veridex-<pid>-…` cgroups of agents that
+//   no longer run (src/sandbox/stale-cgroups.ts).
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -114,6 +117,24 @@ describeIsolated('an agent that dies or exits while its sandbox holds a call', (
   }, 120_000);
 
   it.skipIf(!cgroups)(
+    'has removed each call’s cgroups by the time the call settles',
+    async () => {
+      const box = new IsolatedProcessSandbox({ jailRoot: jail });
+      try {
+        for (let call = 0; call < 5; call++) {
+          // A process tree to reap when the call ends: the shell and its children.
+          const { result } = await runHostileTool(box, shell, 'sleep 0.2 & sleep 0.1; true');
+          expect(result).toMatchObject({ status: 'success' });
+          expect(cgroupsOf(process.pid), `after call ${call + 1}`).toEqual([]);
+        }
+      } finally {
+        box.close();
+      }
+    },
+    120_000,
+  );
+
+  it.skipIf(!cgroups)(
     'SIGKILLed mid-call: leaves no cgroup of the call behind',
     async () => {
       const marker = `68.${Math.floor(Math.random() * 1e6)}`;
@@ -128,7 +149,7 @@ describeIsolated('an agent that dies or exits while its sandbox holds a call', (
       await waitFor(() => running(`^sleep ${marker}`) === '', 10_000);
       await runACall();
       await waitFor(() => cgroupsOf(pid).length === 0, 10_000);
-      // Today: its memory and pids cgroups stay, empty, for good.
+      // Before the fix: its memory and pids cgroups stayed, empty, for good.
       const left = cgroupsOf(pid);
       removeEmpty(left);
       expect(left).toEqual([]);
@@ -146,8 +167,8 @@ describeIsolated('an agent that dies or exits while its sandbox holds a call', (
       await waitFor(() => running(`bwrap.*${jail}`) === '', 10_000);
       await runACall();
       await waitFor(() => cgroupsOf(pid).length === 0, 10_000);
-      // Today: the waiting sandbox's cgroups stay — and the call's too when the agent exits
-      // while their removal is still being retried (on an unref'd timer).
+      // Before the fix: the waiting sandbox's cgroups stayed — and the call's too when the agent
+      // exited while their removal was still being retried (on an unref'd timer).
       const left = cgroupsOf(pid);
       removeEmpty(left);
       expect(left).toEqual([]);

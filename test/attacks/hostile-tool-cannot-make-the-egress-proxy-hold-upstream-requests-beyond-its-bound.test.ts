@@ -1,16 +1,19 @@
 // Adversary 2 (a hostile tool author) against the parent's egress proxy. README "Sandboxes":
 // "each sandbox's proxy holds at most 16 connections at once ... What one sandbox can make the
 // parent hold is therefore about 16 × (socket and stream buffers, ~80 KiB), whatever it sends."
-// The cap counts the child's connections to the proxy, not the proxy's requests upstream:
+// The re-pass found the cap counted the child's connections to the proxy, not the proxy's
+// requests upstream:
 // - Node's HTTP server dispatches every pipelined request of one connection at once, so one
-//   connection carrying N requests makes the parent open N concurrent upstream requests;
-// - when the child hangs up, the upstream fetch is neither aborted nor its body cancelled, so
-//   each connection the child opens and drops leaves an upstream connection (a descriptor, its
+//   connection carrying N requests made the parent open N concurrent upstream requests;
+// - when the child hung up, the upstream fetch was neither aborted nor its body cancelled, so
+//   each connection the child opened and dropped left an upstream connection (a descriptor, its
 //   stream buffers and kernel socket buffers, all in the parent) open after the call, after
-//   close(), for as long as the upstream keeps it open. Seen here: 400 hang-ups in one call left
+//   close(), for as long as the upstream kept it open. Seen then: 400 hang-ups in one call left
 //   400 upstream connections, +400 descriptors and +128 MB resident in the parent, and about
 //   1.5 GB less available memory on the host, after the sandbox was closed.
-// Both need only an allowlisted host that is slow to answer or serves a long body.
+// Both need only an allowlisted host that is slow to answer or serves a long body. Now each
+// connection is served one request at a time, at most 16 upstream requests are in flight per
+// proxy, and each is aborted with its connection, its call or its proxy (egress-proxy.ts).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -121,7 +124,31 @@ describeIsolated('a hostile tool against the egress proxy in the parent', () => 
         waitMs: 1_500,
       });
       expect(result).toMatchObject({ status: 'success' });
-      // Today: 200 requests in flight upstream at once, from one connection of the child.
+      // Before the fix: 200 requests in flight upstream at once, from one connection.
+      expect(upstream.peak(), 'requests the upstream saw in flight at once').toBeLessThanOrEqual(
+        16,
+      );
+    } finally {
+      box.close();
+      await upstream.close();
+    }
+  }, 120_000);
+
+  it('cannot exceed the bound with many connections at once, each pipelining two requests', async () => {
+    const upstream = await startUpstream('slow');
+    const box = new IsolatedProcessSandbox({
+      jailRoot: jail,
+      fetch: upstream.fetch,
+      timeoutMs: 60_000,
+    });
+    try {
+      const { result } = await runHostileTool(box, pipelinedEgress, {
+        url: `${upstream.origin}/many`,
+        count: 2,
+        connections: 40,
+        waitMs: 4_000,
+      });
+      expect(result).toMatchObject({ status: 'success' });
       expect(upstream.peak(), 'requests the upstream saw in flight at once').toBeLessThanOrEqual(
         16,
       );
@@ -148,7 +175,7 @@ describeIsolated('a hostile tool against the egress proxy in the parent', () => 
       box.close();
       // The call is over and its sandbox closed: nothing it asked for may still be open.
       await waitFor(() => upstream.open() === 0, 20_000);
-      // Today: all 100 stay open (an upstream connection each, held by the parent).
+      // Before the fix: all 100 stayed open (an upstream connection each, held by the parent).
       expect(upstream.open(), 'upstream requests still open after the call').toBe(0);
     } finally {
       box.close();
