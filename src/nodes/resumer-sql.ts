@@ -1,7 +1,8 @@
 /** The resumer's SQL over `veridex_approvals` (migration 0018_resumptions.sql). */
 
-// One resolved request not yet resumed, not leased by another resumer, under its attempt
-// limit, and not one this resumer set aside: leased to the caller for $1 milliseconds.
+// One resolved request of this resumer's agent ($4) not yet resumed, not leased by another
+// resumer, under its attempt limit, and not one this resumer set aside: leased to the caller
+// for $1 milliseconds.
 export const CLAIM_RESOLUTION = `
 UPDATE veridex_approvals
 SET resume_lease_until = now() + make_interval(secs => $1::double precision / 1000),
@@ -11,6 +12,7 @@ WHERE id = (
   WHERE status <> 'pending' AND resumed_at IS NULL AND resume_attempts < $2
     AND (resume_lease_until IS NULL OR resume_lease_until < now())
     AND NOT (id = ANY($3::text[]))
+    AND proposer = $4
   ORDER BY decided_at NULLS LAST, id
   LIMIT 1
   FOR UPDATE SKIP LOCKED

@@ -12,6 +12,14 @@ export interface ResumerOptions<Output> {
   graph: ResumableGraph<Output>;
   /** The database the approvals live in (`migrate()` run): every process deciding shares it. */
   db: Database;
+  /**
+   * The agent whose requests this resumer continues: its governance's `agentId` (the proposer
+   * recorded on each request). Requests another agent raised are never claimed, so another
+   * graph sharing the checkpointer or the database — another tenant's agent — is not resumed by
+   * this one, nor its requests marked done. Required: a resumer that guessed would continue
+   * other graphs' runs.
+   */
+  agentId: string;
   /** Its manager: each cycle first expires requests whose last tier ran out (`sweep()`). */
   approvals?: ApprovalManager;
   /** Where `run_resumed` is recorded, on the resumed thread. */
@@ -72,11 +80,17 @@ export interface Resumer {
  *
  * @throws VeridexError `config_invalid` for a non-positive `pollMs`, `leaseMs` or `maxAttempts`.
  * @example
- * const resumer = startResumer({ graph, db, approvals, audit, config: { durability: 'sync' } });
+ * const resumer = startResumer({ graph, db, agentId: 'payout-bot', approvals, audit, config: { durability: 'sync' } });
  * // … later
  * await resumer.stop();
  */
 export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
+  if (typeof options.agentId !== 'string' || options.agentId === '') {
+    throw new VeridexError(
+      'config_invalid',
+      "startResumer needs agentId: the agentId your graph's governance proposes as (default 'agent'), so that it never continues another agent's runs.",
+    );
+  }
   const pollMs = positive(options.pollMs ?? 1000, 'pollMs');
   const leaseMs = positive(options.leaseMs ?? 60_000, 'leaseMs');
   const maxAttempts = positive(options.maxAttempts ?? 5, 'maxAttempts');
@@ -100,8 +114,12 @@ export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
       const onIt = approvalInterruptsOf(state).some((pending) =>
         pending.value.approvals.some((approval) => approval.approvalId === claimed.id),
       );
+      // On it, or due to run without being suspended on any approval (an earlier resume that
+      // failed after the call's step): continue. Suspended on other approvals, or finished: done.
+      const dueToRun =
+        !onIt && approvalInterruptsOf(state).length === 0 && (state.next?.length ?? 0) > 0;
       let outcome: ResumeOutcome['outcome'] = 'not_waiting';
-      if (onIt) {
+      if (onIt || dueToRun) {
         try {
           await resumeThread(options.graph, claimed.thread_id, undefined, options.config);
           outcome = 'resumed';
@@ -134,6 +152,7 @@ export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
         leaseMs,
         maxAttempts,
         [...notOurs],
+        options.agentId,
       ]);
       const claimed = rows[0];
       if (!claimed) break;

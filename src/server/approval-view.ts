@@ -166,19 +166,25 @@ function highlightsOf(args: unknown): ApprovalView['highlights'] {
   };
 }
 
-/** The resumption view of a resolved request's resumer columns. */
-export function resumptionView(row: {
-  resumed_at: Date | null;
-  resume_outcome: string | null;
-  resume_error: string | null;
-}): ResumptionView {
-  if (row.resumed_at) {
+/**
+ * The resumption view of a resolved request: `resumed` only with the resumer's `run_resumed`
+ * event in the thread's hash-chained log (its time and outcome are the event's); the columns
+ * alone, which an insider can write, say `waiting` — or `retrying` with the last error.
+ */
+export function resumptionView(
+  row: { resumed_at: Date | null; resume_outcome: string | null; resume_error: string | null },
+  logged: TraceEvent | undefined,
+): ResumptionView {
+  if (logged) {
+    const outcome = logged.payload.outcome;
     return {
       state: 'resumed',
-      at: row.resumed_at.toISOString(),
-      ...(row.resume_outcome ? { outcome: row.resume_outcome } : {}),
+      at: logged.timestamp,
+      ...(typeof outcome === 'string' ? { outcome } : {}),
     };
   }
-  if (row.resume_error) return { state: 'retrying', error: row.resume_error.slice(0, 500) };
+  if (row.resume_error && !row.resumed_at) {
+    return { state: 'retrying', error: row.resume_error.slice(0, 500) };
+  }
   return { state: 'waiting' };
 }

@@ -60,6 +60,7 @@ describeEachDatabase(
 
       const resumer = startResumer({
         graph: worker.graph,
+        agentId: 'payout-bot',
         db,
         audit: worker.audit,
         pollMs: 200,

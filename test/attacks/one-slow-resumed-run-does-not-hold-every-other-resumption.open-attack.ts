@@ -30,6 +30,7 @@ describeEachDatabase('a resumer with one run that does not end', (context) => {
     const outcomes: ResumeOutcome[] = [];
     const resumer = startResumer({
       graph: app.graph,
+      agentId: 'payout-bot',
       db,
       audit: app.audit,
       pollMs: 100,

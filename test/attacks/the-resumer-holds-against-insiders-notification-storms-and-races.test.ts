@@ -48,7 +48,12 @@ function countingClaims(db: Database) {
 describeEachDatabase('the resumer against insiders, notification storms and races', (context) => {
   it('a NOTIFY storm runs one cycle at a time and stops with the storm', async () => {
     const { db, seen } = countingClaims(context.db());
-    const resumer = startResumer({ graph: (await resumerApp(db)).graph, db, pollMs: HOUR });
+    const resumer = startResumer({
+      graph: (await resumerApp(db)).graph,
+      agentId: 'payout-bot',
+      db,
+      pollMs: HOUR,
+    });
     try {
       expect(await resumer.listening).toBe(true);
       for (let i = 0; i < 300; i++) {
@@ -72,6 +77,7 @@ describeEachDatabase('the resumer against insiders, notification storms and race
     const outcomes: ResumeOutcome[] = [];
     const resumer = startResumer({
       graph: app.graph,
+      agentId: 'payout-bot',
       db,
       audit: app.audit,
       pollMs: HOUR,
@@ -97,7 +103,13 @@ describeEachDatabase('the resumer against insiders, notification storms and race
     const app = await resumerApp(db);
     const pending = await app.suspend('t-replayed');
     await app.approve(pending);
-    const resumer = startResumer({ graph: app.graph, db, audit: app.audit, pollMs: HOUR });
+    const resumer = startResumer({
+      graph: app.graph,
+      agentId: 'payout-bot',
+      db,
+      audit: app.audit,
+      pollMs: HOUR,
+    });
     try {
       expect(await resumer.runOnce()).toEqual([expect.objectContaining({ outcome: 'resumed' })]);
       await db.query(
@@ -130,12 +142,19 @@ describeEachDatabase('the resumer against insiders, notification storms and race
     await app.approve(pending);
     const first = startResumer({
       graph: app.graph,
+      agentId: 'payout-bot',
       db,
       audit: app.audit,
       pollMs: HOUR,
       leaseMs: 200,
     });
-    const second = startResumer({ graph: app.graph, db: other, audit: app.audit, pollMs: HOUR });
+    const second = startResumer({
+      graph: app.graph,
+      agentId: 'payout-bot',
+      db: other,
+      audit: app.audit,
+      pollMs: HOUR,
+    });
     try {
       const firstCycle = first.runOnce();
       await inTransfer;
@@ -164,6 +183,7 @@ it.runIf(postgresUrl)(
       const outcomes: ResumeOutcome[] = [];
       const resumer = startResumer({
         graph: app.graph,
+        agentId: 'payout-bot',
         db,
         audit: app.audit,
         pollMs: HOUR,

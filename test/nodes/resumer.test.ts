@@ -34,7 +34,14 @@ describeEachDatabase('the resumer', (context) => {
     await approvals.decide(pending.approvalId, signAs(pending, 'alice'));
     await approvals.decide(pending.approvalId, signAs(pending, 'bob'));
     expect(ledger.transfers).toHaveLength(0);
-    const resumer = startResumer({ graph, db, approvals, audit, pollMs: HOUR });
+    const resumer = startResumer({
+      graph,
+      agentId: 'payout-bot',
+      db,
+      approvals,
+      audit,
+      pollMs: HOUR,
+    });
     try {
       const outcomes = await resumer.runOnce();
       expect(outcomes).toEqual([
@@ -62,7 +69,14 @@ describeEachDatabase('the resumer', (context) => {
     const pending = await suspendedOn(graph, 't-notify');
     let handled!: (outcome: ResumeOutcome) => void;
     const outcome = new Promise<ResumeOutcome>((resolve) => (handled = resolve));
-    const resumer = startResumer({ graph, db, audit, pollMs: HOUR, onOutcome: handled });
+    const resumer = startResumer({
+      graph,
+      agentId: 'payout-bot',
+      db,
+      audit,
+      pollMs: HOUR,
+      onOutcome: handled,
+    });
     try {
       expect(await resumer.listening).toBe(true);
       await approvals.decide(pending.approvalId, signAs(pending, 'alice'));
@@ -86,6 +100,7 @@ describeEachDatabase('the resumer', (context) => {
     const outcomes: ResumeOutcome[] = [];
     const resumer = startResumer({
       graph,
+      agentId: 'payout-bot',
       db,
       audit,
       pollMs: HOUR,
@@ -113,8 +128,8 @@ describeEachDatabase('the resumer', (context) => {
     const pending = await suspendedOn(graph, 't-race');
     await approvals.decide(pending.approvalId, signAs(pending, 'alice'));
     await approvals.decide(pending.approvalId, signAs(pending, 'bob'));
-    const first = startResumer({ graph, db, audit, pollMs: HOUR });
-    const second = startResumer({ graph, db: other, audit, pollMs: HOUR });
+    const first = startResumer({ graph, agentId: 'payout-bot', db, audit, pollMs: HOUR });
+    const second = startResumer({ graph, agentId: 'payout-bot', db: other, audit, pollMs: HOUR });
     try {
       const outcomes = (await Promise.all([first.runOnce(), second.runOnce()])).flat();
       expect(outcomes.filter((outcome) => outcome.outcome === 'resumed')).toHaveLength(1);
@@ -135,7 +150,14 @@ describeEachDatabase('the resumer', (context) => {
       pending.approvalId,
       signAs(pending, 'alice', 'reject', { reason: 'no' }),
     );
-    const resumer = startResumer({ graph, db, approvals, audit, pollMs: HOUR });
+    const resumer = startResumer({
+      graph,
+      agentId: 'payout-bot',
+      db,
+      approvals,
+      audit,
+      pollMs: HOUR,
+    });
     try {
       const [outcome] = await resumer.runOnce();
       expect(outcome).toMatchObject({ status: 'rejected', outcome: 'resumed' });
@@ -153,8 +175,8 @@ describeEachDatabase('the resumer', (context) => {
     const pending = await suspendedOn(graph, 't-not-ours');
     await approvals.decide(pending.approvalId, signAs(pending, 'alice'));
     await approvals.decide(pending.approvalId, signAs(pending, 'bob'));
-    const stranger = startResumer({ graph: otherGraph(), db, pollMs: HOUR });
-    const owner = startResumer({ graph, db, audit, pollMs: HOUR });
+    const stranger = startResumer({ graph: otherGraph(), agentId: 'payout-bot', db, pollMs: HOUR });
+    const owner = startResumer({ graph, agentId: 'payout-bot', db, audit, pollMs: HOUR });
     try {
       expect(await stranger.runOnce()).toEqual([expect.objectContaining({ outcome: 'not_ours' })]);
       expect(await stranger.runOnce()).toEqual([]);
@@ -184,6 +206,7 @@ describeEachDatabase('the resumer', (context) => {
     const seen: ResumeOutcome[] = [];
     const resumer = startResumer({
       graph: flaky,
+      agentId: 'payout-bot',
       db,
       audit,
       pollMs: HOUR,
@@ -215,6 +238,7 @@ describeEachDatabase('the resumer', (context) => {
     const done = new Promise<ResumeOutcome>((resolve) => {
       const resumer = startResumer({
         graph,
+        agentId: 'payout-bot',
         db,
         audit,
         pollMs: 25,
@@ -234,8 +258,8 @@ describeEachDatabase('the resumer', (context) => {
 it('refuses a poll interval, lease or attempt limit that is not positive (config_invalid)', () => {
   const graph = otherGraph();
   for (const bad of [{ pollMs: 0 }, { leaseMs: -1 }, { maxAttempts: Number.NaN }]) {
-    expect(() => startResumer({ graph, db: {} as Database, ...bad })).toThrow(
-      expect.objectContaining({ code: 'config_invalid' }),
-    );
+    expect(() =>
+      startResumer({ graph, agentId: 'payout-bot', db: {} as Database, ...bad }),
+    ).toThrow(expect.objectContaining({ code: 'config_invalid' }));
   }
 });

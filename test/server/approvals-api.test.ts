@@ -4,6 +4,7 @@ import { MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { validate } from '@readme/openapi-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalManager } from '../../src/approvals/index.js';
+import { deriveEventId } from '../../src/audit/index.js';
 import { PostgresCheckpointer } from '../../src/checkpointer/index.js';
 import { signLogin } from '../../src/server/index.js';
 import { signAs, testKey } from '../support/approvers.js';
@@ -229,11 +230,19 @@ describeEachDatabase('approvals service API', (context) => {
     expect((await detail()).resumption).toBeUndefined();
     await manager.decide(request.id, signAs(request, 'alice'));
     expect(await detail()).toMatchObject({ status: 'approved', resumption: { state: 'waiting' } });
-    // What the resumer writes once it continued the run (src/nodes/resumer-sql.ts MARK_RESUMED).
+    // The columns alone (an insider's UPDATE) do not make it "resumed".
     await db.query(
       `UPDATE veridex_approvals SET resumed_at = now(), resume_outcome = 'resumed' WHERE id = $1`,
       [request.id],
     );
+    expect((await detail()).resumption).toMatchObject({ state: 'waiting' });
+    // What the resumer records once it continued the run (src/nodes/resumer.ts).
+    await inbox!.audit.append({
+      threadId: request.threadId,
+      eventId: deriveEventId(request.threadId, 'run_resumed', request.id),
+      type: 'run_resumed',
+      payload: { approvalId: request.id, status: 'approved', outcome: 'resumed' },
+    });
     const resumed = await detail();
     expect(resumed.resumption).toMatchObject({ state: 'resumed', outcome: 'resumed' });
     expect(Date.parse(resumed.resumption!.at!)).not.toBeNaN();

@@ -108,7 +108,11 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
         resume_outcome: string | null;
         resume_error: string | null;
       }>(SELECT_RESUMPTION, [request.id]);
-      if (rows[0]) detail.resumption = resumptionView(rows[0]);
+      // "Resumed" only where the hash-chained log records it; the columns are bookkeeping.
+      const logged = (await inbox.audit.events(request.threadId)).find(
+        (event) => event.type === 'run_resumed' && event.payload.approvalId === request.id,
+      );
+      if (rows[0]) detail.resumption = resumptionView(rows[0], logged);
     }
     return c.json(detail);
   });

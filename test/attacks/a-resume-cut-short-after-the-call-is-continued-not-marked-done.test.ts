@@ -45,6 +45,7 @@ describeEachDatabase('a resume that fails after the approved call ran', (context
     await app.approve(pending);
     const resumer = startResumer({
       graph: app.graph,
+      agentId: 'payout-bot',
       db,
       audit: app.audit,
       pollMs: HOUR,
@@ -106,6 +107,7 @@ it.runIf(postgresUrl)(
         const outcomes: ResumeOutcome[] = [];
         const resumer = startResumer({
           graph: app.graph,
+          agentId: 'payout-bot',
           db,
           audit: app.audit,
           pollMs: 200,

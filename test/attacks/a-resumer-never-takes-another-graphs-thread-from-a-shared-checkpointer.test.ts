@@ -39,13 +39,19 @@ describeEachDatabase(
     it("another tenant's graph of the same shape does not run the transfer approved for this tenant's thread", async () => {
       const db = context.db();
       const checkpointer = PostgresCheckpointer.fromDatabase(db);
-      const tenantA = await resumerApp(db, { checkpointer });
-      const tenantB = await resumerApp(db, { checkpointer, registerApprovers: false });
+      // Each tenant's agent has its own identity (its governance's agentId).
+      const tenantA = await resumerApp(db, { checkpointer, agentId: 'tenant-a-bot' });
+      const tenantB = await resumerApp(db, {
+        checkpointer,
+        registerApprovers: false,
+        agentId: 'tenant-b-bot',
+      });
       const pending = await tenantB.suspend('tenant-b:payout');
       await tenantB.approve(pending);
 
       const resumerA = startResumer({
         graph: tenantA.graph,
+        agentId: tenantA.agentId,
         db,
         audit: tenantA.audit,
         pollMs: HOUR,
@@ -59,6 +65,7 @@ describeEachDatabase(
       }
       const resumerB = startResumer({
         graph: tenantB.graph,
+        agentId: tenantB.agentId,
         db,
         audit: tenantB.audit,
         pollMs: HOUR,
@@ -76,19 +83,35 @@ describeEachDatabase(
     it('a graph of another shape does not mark the request resumed: its own graph still continues the run', async () => {
       const db = context.db();
       const checkpointer = PostgresCheckpointer.fromDatabase(db);
-      const other = await resumerApp(db, { checkpointer, nodes: ['agent', 'act'] });
+      const other = await resumerApp(db, {
+        checkpointer,
+        nodes: ['agent', 'act'],
+        agentId: 'other-bot',
+      });
       const owner = await resumerApp(db, { checkpointer, registerApprovers: false });
       const pending = await owner.suspend('owner:payout');
       await owner.approve(pending);
 
-      const stranger = startResumer({ graph: other.graph, db, audit: other.audit, pollMs: HOUR });
+      const stranger = startResumer({
+        graph: other.graph,
+        agentId: other.agentId,
+        db,
+        audit: other.audit,
+        pollMs: HOUR,
+      });
       try {
         await stranger.runOnce();
         expect(await resumedAt(db, pending.approvalId)).toBeNull();
       } finally {
         await stranger.stop();
       }
-      const resumer = startResumer({ graph: owner.graph, db, audit: owner.audit, pollMs: HOUR });
+      const resumer = startResumer({
+        graph: owner.graph,
+        agentId: owner.agentId,
+        db,
+        audit: owner.audit,
+        pollMs: HOUR,
+      });
       try {
         expect(await resumer.runOnce()).toEqual([
           expect.objectContaining({ approvalId: pending.approvalId, outcome: 'resumed' }),
@@ -103,7 +126,7 @@ describeEachDatabase(
     it("a resumer starting does not walk every other graph's resolutions again", async () => {
       const db = context.db();
       // Another app on the database, with a checkpointer of its own.
-      const other = await resumerApp(db);
+      const other = await resumerApp(db, { agentId: 'other-app-bot' });
       const foreign = await other.suspend('other-app:0');
       await other.approve(foreign);
       // Two hundred more of the other app's resolved requests (copies of the real one).
@@ -115,13 +138,25 @@ describeEachDatabase(
         [foreign.approvalId],
       );
       const app = await resumerApp(db, { registerApprovers: false });
-      const first = startResumer({ graph: app.graph, db, audit: app.audit, pollMs: HOUR });
+      const first = startResumer({
+        graph: app.graph,
+        agentId: app.agentId,
+        db,
+        audit: app.audit,
+        pollMs: HOUR,
+      });
       await first.runOnce();
       await first.stop();
       const mine = await app.suspend('this-app:payout');
       await app.approve(mine);
       // The app restarts (a deploy): its resumer's first cycle.
-      const restarted = startResumer({ graph: app.graph, db, audit: app.audit, pollMs: HOUR });
+      const restarted = startResumer({
+        graph: app.graph,
+        agentId: app.agentId,
+        db,
+        audit: app.audit,
+        pollMs: HOUR,
+      });
       try {
         const outcomes = await restarted.runOnce();
         expect(outcomes.filter((o) => o.outcome === 'not_ours')).toHaveLength(0);
