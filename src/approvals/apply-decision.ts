@@ -34,13 +34,24 @@ export interface DecisionAttempt {
   signed?: SignedDecisionRecord;
   /** The signing key's sponsor (from the directory): the decision also speaks for them. */
   sponsor?: string;
+  /** Every sponsor up the chain (`sponsorChain`): the decision speaks for each. */
+  sponsors?: string[];
 }
 
-/** Every identity a decision speaks for: its approver and its key's sponsor, as identity keys. */
-export function speaksFor(decision: { approver: string; sponsor?: string }): string[] {
-  return [decision.approver, ...(decision.sponsor ? [decision.sponsor] : [])].flatMap(
-    (identity) => tryIdentityKey(identity) ?? [],
-  );
+/**
+ * Every identity a decision speaks for: its approver and its key's sponsors (the whole chain),
+ * as identity keys.
+ */
+export function speaksFor(decision: {
+  approver: string;
+  sponsor?: string;
+  sponsors?: readonly string[];
+}): string[] {
+  return [
+    decision.approver,
+    ...(decision.sponsor ? [decision.sponsor] : []),
+    ...(decision.sponsors ?? []),
+  ].flatMap((identity) => tryIdentityKey(identity) ?? []);
 }
 
 /** Limits {@link applyDecision} enforces on signed statements. */
@@ -161,6 +172,7 @@ export function applyDecision(
     verified: attempt.verified,
     ...(attempt.signed ? { signed: attempt.signed } : {}),
     ...(attempt.sponsor ? { sponsor: attempt.sponsor } : {}),
+    ...(attempt.sponsors && attempt.sponsors.length > 1 ? { sponsors: attempt.sponsors } : {}),
   };
   const decisions = [...request.decisions, record];
   const approvalsAtTier = decisions.filter(

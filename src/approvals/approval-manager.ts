@@ -27,6 +27,7 @@ import { MemoryApprovalStore } from './memory-approval-store.js';
 import { PostgresApprovalStore } from './postgres-approval-store.js';
 import { type ApprovalProof, proveEdit, proveQuorum } from './prove-approval.js';
 import { AtRestScrubber, refuseSecretsInEdit } from './scrub-at-rest.js';
+import { sponsorChain } from './sponsor-chain.js';
 import type {
   ApprovalPack,
   ApprovalRequest,
@@ -507,7 +508,9 @@ export class ApprovalManager {
         approver: approver.id,
         approverName: approver.displayName,
         roles: approver.roles,
-        ...(key.sponsor ? { sponsor: key.sponsor } : {}),
+        ...(key.sponsor
+          ? { sponsor: key.sponsor, sponsors: await sponsorChain(this.directory, key.sponsor) }
+          : {}),
         ...(signed.reason !== undefined ? { reason: scrubber.scrubText(signed.reason) } : {}),
         ...(signed.editedArgs ? { editedArgs: signed.editedArgs } : {}),
         verified: true,

@@ -6,6 +6,7 @@ import {
   tryIdentityKey,
 } from '../identity/index.js';
 import { mayDecideAt, speaksFor } from './apply-decision.js';
+import { sponsorChain } from './sponsor-chain.js';
 import type {
   ApprovalDecisionRecord,
   ApprovalRequest,
@@ -29,7 +30,13 @@ export interface ApprovalExpectation {
 
 /** The outcome of re-proving a request from its recorded decisions. */
 export type ApprovalProof =
-  | { proven: true; approvers: string[]; record?: ApprovalDecisionRecord }
+  | {
+      proven: true;
+      approvers: string[];
+      record?: ApprovalDecisionRecord;
+      /** For an edit: the sponsors its key answers to (they are proposers of the edited call). */
+      sponsors?: string[];
+    }
   | { proven: false; reason: string };
 
 /**
@@ -60,7 +67,7 @@ export async function proveQuorum(
     }
     // Distinct people: a decision speaks for its approver and its key's sponsor (directory),
     // and counts only if it shares neither with a decision already counted at the tier.
-    const speakers = speaksFor({ approver: record.approver, sponsor: checked.sponsor });
+    const speakers = speaksFor({ approver: record.approver, sponsors: checked.sponsors ?? [] });
     const tier = byTier.get(record.tier) ?? { used: new Set<string>(), names: [] };
     if (speakers.some((identity) => tier.used.has(identity))) continue;
     for (const identity of speakers) tier.used.add(identity);
@@ -99,7 +106,12 @@ export async function proveEdit(
       proven: false,
       reason: `the edit by "${edit.approver.slice(0, 80)}" does not count: ${problem}`,
     };
-  return { proven: true, approvers: [edit.approver], record: edit };
+  return {
+    proven: true,
+    approvers: [edit.approver],
+    record: edit,
+    ...('sponsors' in checked && checked.sponsors ? { sponsors: checked.sponsors } : {}),
+  };
 }
 
 /** Why one recorded decision cannot be counted, or the sponsor of its key when it is proven. */
@@ -108,16 +120,21 @@ async function checkRecord(
   record: ApprovalDecisionRecord,
   expected: ApprovalExpectation,
   directory: ApproverDirectory,
-): Promise<{ problem: string } | { sponsor?: string }> {
-  // One directory lookup per decision: its key's sponsor here, the key's checks below.
+): Promise<{ problem: string } | { sponsors?: string[] }> {
+  // One directory lookup per decision: its key's sponsors here, the key's checks below.
   const found = record.signed ? await directory.findByKey(record.signed.keyId) : undefined;
-  const sponsor = found?.key.sponsor;
+  const sponsors = await sponsorChain(directory, found?.key.sponsor);
   const proposers = [...expected.proposers, request.proposer, ...request.proposers];
-  if (sponsor && proposers.some((proposer) => sameIdentity(proposer, sponsor))) {
-    return { problem: `its key was enrolled on "${sponsor}"'s invitation, who proposed the call` };
+  const proposing = sponsors.find((sponsor) =>
+    proposers.some((proposer) => sameIdentity(proposer, sponsor)),
+  );
+  if (proposing !== undefined) {
+    return {
+      problem: `its key answers to "${proposing}" (whose invitation, or an admin enrolled by whom, enrolled it), who proposed the call`,
+    };
   }
   const problem = await recordProblem(request, record, expected, directory, found);
-  return problem ? { problem } : sponsor ? { sponsor } : {};
+  return problem ? { problem } : sponsors.length > 0 ? { sponsors } : {};
 }
 
 /**

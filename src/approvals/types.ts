@@ -67,6 +67,8 @@ export interface ApprovalDecisionRecord {
    * speaks for them. Recorded for display; the proof reads it from the directory again.
    */
   sponsor?: string;
+  /** The whole chain of sponsors above the key (see `sponsorChain`), when it goes further. */
+  sponsors?: string[];
 }
 
 /**

@@ -295,6 +295,9 @@ async function fromRequest(
         ...request.proposers,
         ...plan.editors,
         edit.approver,
+        // Whoever the editor's key answers to proposed the edit too: an admin's puppet edits,
+        // the admin must not approve what it wrote.
+        ...(proof.sponsors ?? []),
       ]);
     }
   }

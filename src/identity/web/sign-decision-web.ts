@@ -85,5 +85,8 @@ async function sha256Hex(data: string | Uint8Array): Promise<string> {
 /** Base64 (standard, padded) or base64url (unpadded), without Node's Buffer. */
 function base64(bytes: Uint8Array, url: boolean): string {
   const text = btoa(String.fromCharCode(...bytes));
-  return url ? text.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '') : text;
+  if (!url) return text;
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '=') end--;
+  return text.slice(0, end).replaceAll('+', '-').replaceAll('/', '_');
 }
