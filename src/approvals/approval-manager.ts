@@ -306,10 +306,11 @@ export class ApprovalManager {
     // hash-chained approval_requested event recorded (an insider who backdates created_at and
     // expires_at opens no tier early).
     const opened = { ...request, createdAt: laterOf(request.createdAt, logged.openedAt) };
+    const withLog = { ...expected, loggedTiers: logged.tiers };
     let proof =
       request.status === 'edited'
-        ? await proveEdit(opened, expected, this.directory)
-        : await proveQuorum(opened, expected, this.directory);
+        ? await proveEdit(opened, withLog, this.directory)
+        : await proveQuorum(opened, withLog, this.directory);
     if (proof.proven && logged.rejected) {
       proof = {
         proven: false,
@@ -349,15 +350,21 @@ export class ApprovalManager {
   async #loggedFacts(
     request: ApprovalRequest,
     firstTierMs: number,
-  ): Promise<{ rejected: boolean; openedAt?: string }> {
+  ): Promise<{ rejected: boolean; openedAt?: string; tiers: Map<string, number> }> {
+    const tiers = new Map<string, number>();
     const audit = this.#options.audit;
-    if (!audit) return { rejected: false };
+    if (!audit) return { rejected: false, tiers };
     let rejected = false;
     let openedAt: string | undefined;
     for (const event of await audit.events(request.threadId)) {
       if (event.payload.approvalId !== request.id) continue;
-      if (event.type === 'approval_decided' && event.payload.decision === 'reject') {
-        rejected = true;
+      if (event.type === 'approval_decided') {
+        if (event.payload.decision === 'reject') rejected = true;
+        const signature = (event.payload.signed as { signature?: unknown } | undefined)?.signature;
+        const tier = event.payload.tier;
+        if (typeof signature === 'string' && typeof tier === 'number' && !tiers.has(signature)) {
+          tiers.set(signature, tier);
+        }
       }
       if (event.type === 'approval_requested' && openedAt === undefined) {
         // Its expiresAt was set by the same clock as the row's createdAt + the first tier.
@@ -366,7 +373,7 @@ export class ApprovalManager {
         if (Number.isFinite(at)) openedAt = new Date(at).toISOString();
       }
     }
-    return { rejected, ...(openedAt ? { openedAt } : {}) };
+    return { rejected, tiers, ...(openedAt ? { openedAt } : {}) };
   }
 
   /** Every request of a thread, oldest first (for evidence and UIs). */

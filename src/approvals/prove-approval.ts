@@ -26,6 +26,11 @@ export interface ApprovalExpectation {
   identityMode: IdentityMode;
   /** How far a signed time may be off (the manager's `maxClockSkewMs`). */
   maxClockSkewMs: number;
+  /**
+   * The tier the hash-chained audit log recorded each decision at, by signature: it, not the
+   * row's editable label, is the decision's tier.
+   */
+  loggedTiers?: ReadonlyMap<string, number>;
 }
 
 /** The outcome of re-proving a request from its recorded decisions. */
@@ -58,8 +63,9 @@ export async function proveQuorum(
   }
   const byTier = new Map<number, { used: Set<string>; names: string[] }>();
   let refused: string | undefined;
-  for (const record of request.decisions) {
-    if (record.decision !== 'approve') continue;
+  for (const recorded of request.decisions) {
+    if (recorded.decision !== 'approve') continue;
+    const record = atLoggedTier(recorded, expected);
     const checked = await checkRecord(request, record, expected, directory);
     if ('problem' in checked) {
       refused ??= `the decision by "${record.approver.slice(0, 80)}" does not count: ${checked.problem}`;
@@ -112,6 +118,15 @@ export async function proveEdit(
     record: edit,
     ...('sponsors' in checked && checked.sponsors ? { sponsors: checked.sponsors } : {}),
   };
+}
+
+/** The record at the tier the audit log recorded it at (the row's label is an insider's to edit). */
+function atLoggedTier(
+  record: ApprovalDecisionRecord,
+  expected: ApprovalExpectation,
+): ApprovalDecisionRecord {
+  const logged = record.signed ? expected.loggedTiers?.get(record.signed.signature) : undefined;
+  return logged === undefined || logged === record.tier ? record : { ...record, tier: logged };
 }
 
 /** Why one recorded decision cannot be counted, or the sponsor of its key when it is proven. */
@@ -174,7 +189,9 @@ async function recordProblem(
   const opensAt =
     Date.parse(request.createdAt) +
     expected.tiers.slice(0, record.tier).reduce((sum, earlier) => sum + earlier.timeoutMs, 0);
-  if (!(signedAt >= opensAt - expected.maxClockSkewMs)) {
+  // No skew allowance here: the signed time was already allowed to run ahead when it was
+  // decided, and two margins in the approver's favour would open a tier early.
+  if (!(signedAt >= opensAt)) {
     return `it was signed at ${statement.decidedAt}, before tier "${tier.name}" of the request was open`;
   }
   if (statement.approvalId !== request.id) return 'it was signed for another approval';
