@@ -36,3 +36,9 @@ export const RELEASE = `
 UPDATE veridex_approvals
 SET resume_lease_until = NULL, resume_attempts = greatest(resume_attempts - 1, 0)
 WHERE id = $1`;
+
+// A resolution in hand: its lease runs $2 milliseconds from now (only while not yet resumed).
+export const RENEW_LEASE = `
+UPDATE veridex_approvals
+SET resume_lease_until = now() + make_interval(secs => $2::double precision / 1000)
+WHERE id = $1 AND resumed_at IS NULL`;

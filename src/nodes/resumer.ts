@@ -4,7 +4,13 @@ import { type AuditLog, deriveEventId } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import { approvalInterruptsOf, type ResumableGraph, resumeThread } from './resume-thread.js';
-import { CLAIM_RESOLUTION, MARK_FAILED, MARK_RESUMED, RELEASE } from './resumer-sql.js';
+import {
+  CLAIM_RESOLUTION,
+  MARK_FAILED,
+  MARK_RESUMED,
+  RELEASE,
+  RENEW_LEASE,
+} from './resumer-sql.js';
 
 /** Options of {@link startResumer}. */
 export interface ResumerOptions<Output> {
@@ -36,6 +42,11 @@ export interface ResumerOptions<Output> {
   leaseMs?: number;
   /** Attempts per resolution before it is left for a person (default 5; errors are stored). */
   maxAttempts?: number;
+  /**
+   * Resolutions resumed side by side (default 4), so one slow run does not hold the others;
+   * each holds its lease, renewed while it runs.
+   */
+  maxConcurrent?: number;
   /** Called after each resolution handled (or failed). */
   onOutcome?: (outcome: ResumeOutcome) => void;
 }
@@ -94,6 +105,7 @@ export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
   const pollMs = positive(options.pollMs ?? 1000, 'pollMs');
   const leaseMs = positive(options.leaseMs ?? 60_000, 'leaseMs');
   const maxAttempts = positive(options.maxAttempts ?? 5, 'maxAttempts');
+  const maxConcurrent = positive(options.maxConcurrent ?? 4, 'maxConcurrent');
   // Requests of threads this graph does not hold: never claimed again by this resumer.
   const notOurs = new Set<string>();
   let stopped = false;
@@ -144,24 +156,64 @@ export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
     }
   };
 
+  const claim = async (): Promise<Claimed | undefined> => {
+    const { rows } = await options.db.query<Claimed>(CLAIM_RESOLUTION, [
+      leaseMs,
+      maxAttempts,
+      [...notOurs],
+      options.agentId,
+    ]);
+    return rows[0];
+  };
+
+  // Resolutions run side by side, up to `maxConcurrent`: one slow or hung run (a model that
+  // does not answer, a long loop after the call) holds one slot, not every other resumption.
+  // While runs are in hand the cycle keeps looking for new resolutions every `pollMs`.
   const drain = async (): Promise<ResumeOutcome[]> => {
     await options.approvals?.sweep();
     const outcomes: ResumeOutcome[] = [];
-    for (;;) {
-      const { rows } = await options.db.query<Claimed>(CLAIM_RESOLUTION, [
-        leaseMs,
-        maxAttempts,
-        [...notOurs],
-        options.agentId,
-      ]);
-      const claimed = rows[0];
-      if (!claimed) break;
-      const outcome = await handle(claimed);
-      outcomes.push(outcome);
-      options.onOutcome?.(outcome);
-      if (stopped) break;
+    const inFlight = new Set<Promise<void>>();
+    // One run per thread at a time: a second resolution of a thread in hand waits for it.
+    const tails = new Map<string, Promise<void>>();
+    while (!stopped) {
+      while (inFlight.size < maxConcurrent && !stopped) {
+        const claimed = await claim();
+        if (!claimed) break;
+        const before = tails.get(claimed.thread_id) ?? Promise.resolve();
+        const task: Promise<void> = withLease(claimed, async () => {
+          await before.catch(() => undefined);
+          return handle(claimed);
+        })
+          .then((outcome) => {
+            outcomes.push(outcome);
+            options.onOutcome?.(outcome);
+          })
+          .finally(() => {
+            inFlight.delete(task);
+            if (tails.get(claimed.thread_id) === task) tails.delete(claimed.thread_id);
+          });
+        tails.set(claimed.thread_id, task);
+        inFlight.add(task);
+      }
+      if (inFlight.size === 0) break;
+      await Promise.race([...inFlight, delay(pollMs)]);
     }
+    await Promise.all(inFlight);
     return outcomes;
+  };
+
+  /** Runs `work` on a claimed resolution, renewing its lease while it lasts. */
+  const withLease = async <T>(claimed: Claimed, work: () => Promise<T>): Promise<T> => {
+    const renew = setInterval(
+      () => void options.db.query(RENEW_LEASE, [claimed.id, leaseMs]).catch(() => undefined),
+      Math.max(1, Math.floor(leaseMs / 2)),
+    );
+    renew.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(renew);
+    }
   };
 
   const runOnce = (): Promise<ResumeOutcome[]> => {
@@ -239,4 +291,8 @@ function positive(value: number, name: string): number {
     throw new VeridexError('config_invalid', `${name} must be a positive number; got ${value}.`);
   }
   return value;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
