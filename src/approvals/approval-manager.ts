@@ -394,7 +394,18 @@ export class ApprovalManager {
    *   `approval_already_decided`, `approval_expired`, `approver_not_allowed`,
    *   `approver_duplicate`, `proposer_cannot_approve`.
    */
-  async decide(id: string, input: DecisionInput): Promise<ApprovalRequest> {
+  async decide(
+    id: string,
+    input: DecisionInput,
+    options: {
+      /**
+       * The caller is the run that continues once this resolves (a resume payload applied in
+       * the graph): the resolution is recorded resumed in the same write, so a resumer woken by
+       * it does not run the thread a second time.
+       */
+      resumedInGraph?: boolean;
+    } = {},
+  ): Promise<ApprovalRequest> {
     let attempt: DecisionAttempt;
     try {
       attempt = await this.#authenticate(input);
@@ -420,7 +431,11 @@ export class ApprovalManager {
     };
     const outcome = await this.store.update(id, (current, storeNow) => {
       const transition = applyDecision(current, attempt, this.#at(storeNow), rules);
-      return { next: transition.changed ? transition.request : undefined, result: transition };
+      return {
+        next: transition.changed ? transition.request : undefined,
+        result: transition,
+        ...(options.resumedInGraph ? { resumedInGraph: true } : {}),
+      };
     });
     if (!outcome) {
       const error = notFound(id);

@@ -21,7 +21,15 @@ export interface ApprovalStore {
     mutate: (
       current: ApprovalRequest,
       storeNow: Date | undefined,
-    ) => { next: ApprovalRequest | undefined; result: T },
+    ) => {
+      next: ApprovalRequest | undefined;
+      result: T;
+      /**
+       * The run that applied this decision continues itself (a resume payload): when it
+       * resolves the request, record it resumed in the same write, so no resumer takes it too.
+       */
+      resumedInGraph?: boolean;
+    },
   ): Promise<T | undefined>;
   /** The store's clock, when it has one every process shares (a database's). */
   clock?(): Promise<Date>;

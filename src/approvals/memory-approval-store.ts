@@ -22,7 +22,7 @@ export class MemoryApprovalStore implements ApprovalStore {
     mutate: (
       current: ApprovalRequest,
       storeNow: Date | undefined,
-    ) => { next: ApprovalRequest | undefined; result: T },
+    ) => { next: ApprovalRequest | undefined; result: T; resumedInGraph?: boolean },
   ): Promise<T | undefined> {
     const current = this.#requests.get(id);
     if (!current) return undefined;

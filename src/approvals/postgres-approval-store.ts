@@ -4,6 +4,7 @@ import {
   INSERT_IF_ABSENT,
   LIST_BY_THREAD,
   LIST_PENDING,
+  MARK_RESUMED_IN_GRAPH,
   SELECT_BY_ID,
   SELECT_CLOCK,
   SELECT_FOR_UPDATE,
@@ -113,12 +114,12 @@ export class PostgresApprovalStore implements ApprovalStore {
     mutate: (
       current: ApprovalRequest,
       storeNow: Date | undefined,
-    ) => { next: ApprovalRequest | undefined; result: T },
+    ) => { next: ApprovalRequest | undefined; result: T; resumedInGraph?: boolean },
   ): Promise<T | undefined> {
     return this.#db.transaction(async (tx) => {
       const { rows } = await tx.query<ApprovalRow & { store_now: Date }>(SELECT_FOR_UPDATE, [id]);
       if (!rows[0]) return undefined;
-      const { next, result } = mutate(approvalFromRow(rows[0]), rows[0].store_now);
+      const { next, result, resumedInGraph } = mutate(approvalFromRow(rows[0]), rows[0].store_now);
       if (next) {
         await tx.query(UPDATE_STATE, [
           id,
@@ -128,6 +129,9 @@ export class PostgresApprovalStore implements ApprovalStore {
           next.decidedAt ?? null,
           JSON.stringify(next.decisions),
         ]);
+        // Committed with the resolution (and its NOTIFY): a resumer never sees it unresumed.
+        if (resumedInGraph && next.status !== 'pending')
+          await tx.query(MARK_RESUMED_IN_GRAPH, [id]);
       }
       return result;
     });

@@ -37,3 +37,8 @@ ORDER BY created_at, id`;
 
 export const LIST_BY_THREAD = `
 SELECT ${COLUMNS} FROM veridex_approvals WHERE thread_id = $1 ORDER BY created_at, id`;
+
+// The run that applied the resolving decision continues itself (migration 0018's columns).
+export const MARK_RESUMED_IN_GRAPH = `
+UPDATE veridex_approvals SET resumed_at = now(), resume_outcome = 'in_graph'
+WHERE id = $1 AND resumed_at IS NULL`;

@@ -254,6 +254,8 @@ export async function applyResume(
               ...(entry as UnverifiedDecision),
               decisionId: deriveEventId(context.threadId, 'resume', interruptIndex, position),
             },
+        // This run goes on with the outcome: no resumer must take the resolution too.
+        { resumedInGraph: true },
       );
     } catch (error) {
       // Refused decisions are recorded as security events by the manager; the request stays
