@@ -35,8 +35,10 @@ export interface SanitizeCarriedOptions {
  * back unchanged (the sanitiser is idempotent on clean text); a file that planted such text
  * does not reach the model verbatim, and the findings say where it was.
  *
- * The arguments of calls still waiting for their result are kept as written: they are the
- * proposal the target's policy and approvals judge, and sanitising them would change it.
+ * The arguments of calls still waiting for their result — unanswered calls of the last
+ * assistant message, the only ones a tool node can still run — are kept as written: they are
+ * the proposal the target's policy and approvals judge, and sanitising them would change it.
+ * An unanswered call anywhere earlier waits on nothing: its arguments are sanitised.
  *
  * A tool call's `name` and `id` and a tool message's `toolCallId` are shown to the model too
  * (providers render them; chat templates print them), but they are not rewritten: a changed id
@@ -58,6 +60,9 @@ export function sanitizeCarriedMessages(
   const answered = new Set(
     messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])),
   );
+  // Only the last assistant message's calls can still be run (a tool node runs the calls of the
+  // turn it follows); an unanswered call anywhere else waits on nothing, and is history.
+  const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
   const reports: CarriedMessageFindings[] = [];
   const clean = messages.map((message, messageIndex): PortableMessage => {
     const place = { messageIndex, role: message.role };
@@ -73,7 +78,7 @@ export function sanitizeCarriedMessages(
     }
     if (message.role === 'assistant' && message.toolCalls && result.role === 'assistant') {
       result.toolCalls = message.toolCalls.map((call) =>
-        answered.has(call.id)
+        answered.has(call.id) || messageIndex !== lastAssistant
           ? {
               ...call,
               arguments: sanitizeCarriedArguments(call.arguments, place, scrubber, findings),
