@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { VeridexError } from '../errors/index.js';
-import { sanitizeOutput } from '../tools/sanitize-output.js';
+import { type SanitizerFinding, sanitizeOutput } from '../tools/sanitize-output.js';
 import { TOOL_NAME_PATTERN } from '../tools/tool.js';
 import {
   SAFETY_CLASSES,
@@ -53,7 +53,10 @@ export function normalizeToolName(name: unknown, prefix = ''): string {
 
 /**
  * Untrusted text from a tool's metadata, made safe to show a model: the output sanitiser
- * (hidden characters, role tokens, credentials) and a length cap with `…`.
+ * (hidden characters, role tokens, credentials) and a length cap with `…`. With `poisoning`,
+ * poisoning blocks are removed first and their kinds added to it, and so are the changes the
+ * sanitiser had to make that hold a tool (`invisible_text`, `role_token`: a description that
+ * opens a system turn is hostile on its face, as the same token in a schema string is).
  */
 export function sanitizeImportedText(
   text: unknown,
@@ -67,9 +70,9 @@ export function sanitizeImportedText(
     for (const kind of scan.findings) poisoning.add(kind);
     raw = scan.text;
   }
-  const clean = sanitizeOutput(raw, { maxBytes: limit * 4 + 64 })
-    .content.replace(/\n\[truncated: \d+ bytes\]$/, '')
-    .trim();
+  const sanitized = sanitizeOutput(raw, { maxBytes: limit * 4 + 64 });
+  if (poisoning) addHoldingFindings(sanitized.findings, poisoning);
+  const clean = sanitized.content.replace(/\n\[truncated: \d+ bytes\]$/, '').trim();
   const characters = [...clean];
   return characters.length <= limit ? clean : `${characters.slice(0, limit - 1).join('')}…`;
 }
@@ -163,8 +166,9 @@ function sanitizeSchema(
   return result;
 }
 
-// Sanitiser findings that change what a schema string says to the model: invisible text
-// (tag characters, zero-width and bidi characters, controls, terminal escapes) and role tokens.
+// Sanitiser findings that change what an imported text says to the model — a description, a
+// title or a schema string: invisible text (tag characters, zero-width and bidi characters,
+// controls, terminal escapes) and role tokens.
 const HOLDING_FINDINGS: Readonly<Record<string, PoisoningKind | undefined>> = {
   hidden_unicode: 'invisible_text',
   control_character: 'invisible_text',
@@ -172,6 +176,17 @@ const HOLDING_FINDINGS: Readonly<Record<string, PoisoningKind | undefined>> = {
   invalid_unicode: 'invisible_text',
   role_token: 'role_token',
 };
+
+// The poisoning kinds of the sanitiser's findings that hold a tool (see HOLDING_FINDINGS).
+function addHoldingFindings(
+  findings: readonly SanitizerFinding[],
+  poisoning: Set<PoisoningKind>,
+): void {
+  for (const finding of findings) {
+    const kind = HOLDING_FINDINGS[finding.kind];
+    if (kind) poisoning.add(kind);
+  }
+}
 
 /**
  * A string of an imported schema other than a description or title — a property name, an
@@ -184,10 +199,7 @@ const HOLDING_FINDINGS: Readonly<Record<string, PoisoningKind | undefined>> = {
 function sanitizeSchemaString(text: string, poisoning: Set<PoisoningKind> | undefined): string {
   const { content, findings } = sanitizeOutput(text, { maxBytes: SCHEMA_SIZE_LIMIT * 4 });
   if (content === text || !poisoning) return content;
-  for (const finding of findings) {
-    const kind = HOLDING_FINDINGS[finding.kind];
-    if (kind) poisoning.add(kind);
-  }
+  addHoldingFindings(findings, poisoning);
   // What the removed text said (tag characters spell ASCII): the tool's view no longer holds it.
   for (const kind of scanToolPoisoning(text).findings) poisoning.add(kind);
   return content;

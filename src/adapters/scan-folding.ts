@@ -1,6 +1,7 @@
 import { prototypeOf } from '../identity/skeleton.js';
 import { isHiddenCodePoint } from '../tools/hidden-characters.js';
 import { escapeAt } from './scan-escapes.js';
+import { LETTER_FORMS } from './scan-letter-forms.js';
 
 /** A text folded for matching, with where each folded unit came from in the original. */
 export interface Folded {
@@ -20,10 +21,12 @@ const SEPARATORS = new Set([' ', '\t', '\n', '\r', '\f', '\v', '_', '-', '*', '`
  * - Unicode tag characters (U+E0020–U+E007E, invisible) read as the ASCII they mirror;
  * - other hidden and control characters dropped; separators dropped, remembered as a gap;
  * - ASCII lower-cased; anything else NFKD'd, its combining marks (General_Category M) dropped,
- *   lower-cased and mapped to its `confusables.txt` prototype.
+ *   lower-cased, and mapped by `LETTER_FORMS` (small capitals, regional indicators, angle
+ *   brackets) or else to its `confusables.txt` prototype.
  *
  * So `ＩＭＰＯＲＴＡＮＴ`, `Іmportant` with a Cyrillic І, `i m p o r t a n t`, `IMPOR\u200bTANT`,
- * `Ìmpórtant`, `I̲m̲p̲o̲r̲t̲a̲n̲t̲` and `\u0049mportant` all fold to `important`.
+ * `Ìmpórtant`, `I̲m̲p̲o̲r̲t̲a̲n̲t̲`, `ɪᴍᴘᴏʀᴛᴀɴᴛ` and `\u0049mportant` all fold to `important`, and
+ * `〈` and `⟨` to `<`.
  */
 export function foldForScan(text: string): Folded {
   const units: string[] = [];
@@ -74,12 +77,15 @@ function foldNonAscii(codePoint: number): string {
   if (known !== undefined) return known;
   let result = '';
   for (const unit of withoutMarks(String.fromCodePoint(codePoint))) {
-    if (unit.charCodeAt(0) < 0x80) {
-      result += unit;
+    const form = unit.charCodeAt(0) < 0x80 ? unit : LETTER_FORMS.get(unit);
+    if (form !== undefined) {
+      result += form;
       continue;
     }
     const prototype = prototypeOf(unit);
-    result += prototype === undefined ? unit : withoutMarks(prototype);
+    if (prototype === undefined) result += unit;
+    // A prototype can hold a small capital itself (`ɶ` → `oᴇ`).
+    else for (const char of withoutMarks(prototype)) result += LETTER_FORMS.get(char) ?? char;
   }
   if (NON_ASCII.size >= NON_ASCII_LIMIT) NON_ASCII.clear();
   NON_ASCII.set(codePoint, result);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { reviewListing } from '../../src/adapters/listing-review.js';
 import { escapeAt } from '../../src/adapters/scan-escapes.js';
 import { foldForScan, withoutJoiners } from '../../src/adapters/scan-folding.js';
+import { LETTER_FORMS } from '../../src/adapters/scan-letter-forms.js';
 import {
   locatePoisoning,
   MAX_SCANNED_TEXT,
@@ -107,6 +108,44 @@ describe('the scan reads marker words as a model does, however they are spelt', 
     );
   });
 
+  // Every letter form that folds to one ASCII letter, by the letter (small capitals,
+  // regional indicators, negative circled and squared letters).
+  const FORMS_OF = new Map<string, string[]>();
+  for (const [form, letter] of LETTER_FORMS) {
+    if (/^[a-z]$/.test(letter)) FORMS_OF.set(letter, [...(FORMS_OF.get(letter) ?? []), form]);
+  }
+
+  it('folds every letter form of the table to its letter, alone and after NFKD', () => {
+    for (const [form, folded] of LETTER_FORMS) {
+      expect(foldForScan(form).text, form).toBe(folded);
+    }
+    // Modifier small capitals decompose to the small capitals (NFKD), which then fold.
+    expect(foldForScan('ᶦᶰᶫ').text).toBe('inl');
+    expect(foldForScan('〈⟨《⟪❬').text).toBe('<<<<<');
+  });
+
+  it('finds a marker respelt with small capitals and other letter forms (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...MARKERS),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 40 }),
+        (marker, picks) => {
+          const respelt = [...marker]
+            .map((char, index) => {
+              const forms = FORMS_OF.get(char);
+              const pick = picks[index % picks.length]!;
+              return forms && pick % 3 !== 0 ? forms[pick % forms.length]! : char;
+            })
+            .join('');
+          expect(withoutJoiners(foldForScan(respelt)).text).toBe(marker.replaceAll(' ', ''));
+          const text = `Adds two numbers. ${respelt} now.`;
+          expect(scanToolPoisoning(text).findings.length, respelt).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('keeps one origin and one gap per folded unit, for any text (property)', () => {
     const texts = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 80 }),
@@ -194,6 +233,21 @@ describe('the scan reads marker words as a model does, however they are spelt', 
       '\u{e0041}',
       'ǅ',
       'ﷺ',
+      // Shapes, hidden elements and markdown comments (scan-shapes.ts, scan-tags.ts).
+      '$a_',
+      '${k',
+      '%a_',
+      '![',
+      '](',
+      'to a.b',
+      'a.b/',
+      '\n[//]: # (',
+      '<span hidden>',
+      '<div style="display:none">',
+      '</div>',
+      '<important_',
+      'ᴀ',
+      '〈',
     ];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...shapes), { minLength: 1, maxLength: 6 }), (unit) => {

@@ -7,6 +7,10 @@
 // authenticated to use this method."); the others are the phrasing of common auth, webhook and
 // notification endpoints. Each operation is held for review and loses the sentence.
 //
+// Status (scan fix, branch imp-fix-scan): the first three cases pass (`NOT_BEFORE` in
+// poisoning-needles.ts: `you must be|have`, a secret's name before `reset`, `report bugs`);
+// the notification sentence and the `<system>` placeholder stay open (OPEN-ATTACKS.md says why).
+//
 // Fix (mechanism): weigh context rather than single needles — a directive needs an object that
 // is a tool call or an instruction to the assistant (`you must … call|pass|send|read`), not a
 // precondition (`you must be authenticated`); a secret or exfiltration pair needs the secret
