@@ -22,6 +22,7 @@ import {
   SEAL_APPROVER,
   SEAL_KEY,
   SELECT_ALL,
+  SELECT_APPROVER_ENTRIES,
   SELECT_BY_IDENTITY_KEY,
   SELECT_BY_KEY_ID,
   SELECT_ID_BY_IDENTITY_KEY,
@@ -183,6 +184,7 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     const key = identityKey(approver.id);
     const seal = this.seal.sealApprover(approver);
     await this.#db.transaction(async (tx) => {
+      await this.#refuseSealedLookAlike(tx, approver.id, key);
       const inserted = await tx.query(INSERT_APPROVER, [
         approver.id,
         key,
@@ -208,6 +210,28 @@ export class PostgresApproverDirectory implements ApproverDirectory {
       }
     });
     return approver;
+  }
+
+  /**
+   * Refuses `id` when a sealed approver already answers to its identity key. The database's
+   * unique index on `identity_key` stops honest look-alikes, but that column is not sealed: an
+   * insider who moves alice's value away would let "аlice" (Cyrillic а) be inserted and sealed.
+   * So every approver entry is read, and each whose SEALED id has this identity key — revoked
+   * ones included, as the index would hold them — refuses the name. Unsealed rows count for
+   * nothing here either.
+   */
+  async #refuseSealedLookAlike(db: Queryable, id: string, key: string): Promise<void> {
+    const { rows } = await db.query<ApproverRow>(SELECT_APPROVER_ENTRIES);
+    for (const row of rows) {
+      if (tryIdentityKey(row.id) !== key) continue;
+      const { approver, seal } = rowEntries(row);
+      if (!this.seal.checkApprover(approver, seal)) continue;
+      throw ambiguous(
+        row.id === id
+          ? `approver "${id}" already exists`
+          : `"${id}" looks like the existing approver "${row.id}"${row.identity_key === key ? '' : ' (whose identity_key column was edited)'}`,
+      );
+    }
   }
 
   async addKey(
