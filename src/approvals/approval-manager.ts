@@ -725,7 +725,11 @@ export class ApprovalManager {
           kind: 'directory_entry_unsealed',
           approver: entry.approver,
           ...(entry.keyId ? { keyId: entry.keyId } : {}),
-          message: `The directory row for ${entry.keyId ? `key ${entry.keyId} of ` : ''}"${entry.approver}" is not sealed by the directory key, so it is ignored.`,
+          ...(entry.reason ? { reason: entry.reason } : {}),
+          message:
+            entry.reason === 'predates_approver'
+              ? `Key ${entry.keyId} was sealed for an earlier approver "${entry.approver}" (it was added before this approver entry was), so it is ignored.`
+              : `The directory row for ${entry.keyId ? `key ${entry.keyId} of ` : ''}"${entry.approver}" is not sealed by the directory key, so it is ignored.`,
         },
       })
       .catch(() => this.#unsealedReported.delete(id));
