@@ -27,6 +27,7 @@ import { MemoryApprovalStore } from './memory-approval-store.js';
 import { PostgresApprovalStore } from './postgres-approval-store.js';
 import { type ApprovalProof, proveEdit, proveQuorum } from './prove-approval.js';
 import { AtRestScrubber, refuseSecretsInEdit } from './scrub-at-rest.js';
+import { bindShownProposal, type ShownProposal, storedEnvelope } from './shown-proposal.js';
 import { sponsorChain } from './sponsor-chain.js';
 import type {
   ApprovalPack,
@@ -217,10 +218,17 @@ export class ApprovalManager {
       ...(decision.route === 'auto' ? { decidedAt: now.toISOString() } : {}),
       decisions: [],
     };
-    const stored = await this.store.insertIfAbsent(await this.#atRest.request(created));
+    const atRest = await this.#atRest.request(created);
+    const stored = await this.store.insertIfAbsent(atRest);
+    // A secret scrubbed from the envelope at rest unbinds it from its hash: the log records the
+    // digest of what was stored instead, so an inbox can still show it (see shownProposal).
+    const shownDigest = storedEnvelope(atRest).digest;
     await this.#audit(stored, 'approval_requested', [stored.id], {
       approvalId: stored.id,
       proposalHash: stored.proposalHash,
+      ...(shownDigest !== undefined && shownDigest !== atRest.proposalHash
+        ? { shownProposalHash: shownDigest }
+        : {}),
       route: stored.route,
       ruleId: stored.ruleId,
       reason: stored.reason,
@@ -255,7 +263,9 @@ export class ApprovalManager {
 
   /**
    * Pending requests, oldest first; with `approver`, only those this identity may decide now
-   * (not a proposer, allowed at the current tier — by id or by a directory role — and not yet decided).
+   * (not a proposer, allowed at the current tier — by id or by a directory role — not yet
+   * decided, and whose stored proposal is bound to its hash: see {@link shownProposal}).
+   * Show a request's arguments only through {@link shownProposal}.
    */
   async listPending(filter: PendingFilter = {}): Promise<ApprovalRequest[]> {
     await this.sweep();
@@ -267,12 +277,69 @@ export class ApprovalManager {
       approver: filter.approver,
       roles: (await this.directory.get(filter.approver))?.roles ?? [],
     };
-    return pending.filter(
+    const mayDecide = pending.filter(
       (request) =>
         ![request.proposer, ...request.proposers].some((p) => tryIdentityKey(p) === approver) &&
         mayDecideAt(request.tiers[request.tierIndex]!, who) &&
         !request.decisions.some((recorded) => tryIdentityKey(recorded.approver) === approver),
     );
+    const bound: ApprovalRequest[] = [];
+    for (const request of mayDecide) {
+      if ((await this.shownProposal(request)).binding !== 'none') bound.push(request);
+    }
+    return bound;
+  }
+
+  /**
+   * What may be shown of `request`'s proposal, and whether it may be decided where it is shown
+   * (an inbox, the CLI): the stored envelope only when it hashes to `proposalHash` — or, when
+   * secrets were scrubbed from it at rest, to the digest its hash-chained `approval_requested`
+   * event recorded — and only the fields the hash covers. The row's `proposal` and `summary`
+   * are an insider's to rewrite, while approvers sign the hash: a request bound to nothing is
+   * `binding: 'none'`, written as a `security_event` (`proposal_tampered`), and shown and
+   * decided nowhere (see {@link ShownProposal}).
+   */
+  async shownProposal(request: ApprovalRequest): Promise<ShownProposal> {
+    const audit = this.#options.audit;
+    const shown = await bindShownProposal(
+      request,
+      audit ? () => audit.events(request.threadId) : undefined,
+    );
+    if (shown.binding === 'none') {
+      await audit?.append({
+        threadId: request.threadId,
+        runId: request.runId,
+        eventId: deriveEventId(
+          request.threadId,
+          'security_event',
+          'proposal_tampered',
+          request.id,
+          sha256Hex(JSON.stringify([request.proposalHash, request.proposal, request.summary])),
+        ),
+        type: 'security_event',
+        payload: { kind: 'proposal_tampered', approvalId: request.id, message: shown.problem },
+      });
+    }
+    return shown;
+  }
+
+  /**
+   * {@link shownProposal}, refusing a request bound to nothing: what an inbox or the CLI calls
+   * before it prepares or takes a decision on what it showed.
+   * @throws VeridexError `proposal_tampered`.
+   */
+  async requireShownProposal(
+    request: ApprovalRequest,
+  ): Promise<Exclude<ShownProposal, { binding: 'none' }>> {
+    const shown = await this.shownProposal(request);
+    if (shown.binding === 'none') {
+      throw new VeridexError(
+        'proposal_tampered',
+        `Approval ${request.id} cannot be shown or decided here: ${shown.problem}. Its row was edited outside the library; decide it where the agent runs (its interrupt carries the call as proposed) or open it again.`,
+        { details: { approvalId: request.id } },
+      );
+    }
+    return shown;
   }
 
   /**
@@ -677,7 +744,11 @@ export class ApprovalManager {
           kind: 'directory_entry_unsealed',
           approver: entry.approver,
           ...(entry.keyId ? { keyId: entry.keyId } : {}),
-          message: `The directory row for ${entry.keyId ? `key ${entry.keyId} of ` : ''}"${entry.approver}" is not sealed by the directory key, so it is ignored.`,
+          ...(entry.reason ? { reason: entry.reason } : {}),
+          message:
+            entry.reason === 'predates_approver'
+              ? `Key ${entry.keyId} was sealed for an earlier approver "${entry.approver}" (it was added before this approver entry was), so it is ignored.`
+              : `The directory row for ${entry.keyId ? `key ${entry.keyId} of ` : ''}"${entry.approver}" is not sealed by the directory key, so it is ignored.`,
         },
       })
       .catch(() => this.#unsealedReported.delete(id));

@@ -23,6 +23,7 @@ export {
   proveEdit,
   proveQuorum,
 } from './prove-approval.js';
+export type { ShownProposal } from './shown-proposal.js';
 export type {
   ApprovalDecisionKind,
   ApprovalDecisionRecord,

@@ -2,13 +2,16 @@ import type { DecisionStatement } from './decision-statement.js';
 import { decisionSigningMessage, reasonHash } from './decision-statement.js';
 import { ed25519KeyId } from './ed25519-signer.js';
 import { verifyEd25519 } from './ed25519-verify.js';
+import { personKey, speakersOf } from './same-person.js';
 import { contentHash } from './sha256.js';
 import type { TraceEvent } from './trace-event.js';
 import { checkWebAuthnAssertion, decisionChallenge, webauthnKeyId } from './webauthn-assertion.js';
 
 /**
  * An approver as an auditor trusts them: the public part of the approver directory
- * (`veridex approvers export`). Ids are compared exactly: both sides are canonical.
+ * (`veridex approvers export`). A decision's key is looked up under the exact id its statement
+ * names (both sides are canonical); people are counted by identity key (`personKey`), so
+ * look-alike ids are one person.
  */
 export interface TrustedApprover {
   id: string;
@@ -229,9 +232,11 @@ function checkOne(
         `key ${keyId} is not a key of "${statement.approver}" in the trusted approvers`,
       );
     }
-    const revokedAt = key.revokedAt ?? approver.revokedAt;
-    if (revokedAt !== undefined && Date.parse(revokedAt) <= Date.parse(event.timestamp)) {
-      return invalid(`key ${keyId} was revoked at ${revokedAt}, before the decision was counted`);
+    const revokedAt = earliestRevocation(key.revokedAt, approver.revokedAt);
+    if (revokedAt !== undefined && !(Date.parse(event.timestamp) < revokedAt.time)) {
+      return invalid(
+        `key ${keyId} was revoked at ${revokedAt.at}${approver.revokedAt === revokedAt.at ? ` (its approver "${approver.id}")` : ''}, before the decision was counted`,
+      );
     }
     keyTrusted = true;
     sponsor = typeof key.sponsor === 'string' ? key.sponsor : undefined;
@@ -254,6 +259,24 @@ function checkOne(
   };
 }
 
+/**
+ * The earlier of a key's and its approver's revocation: revoking the approver revokes every
+ * key, whenever each key row was tidied up. A time that does not parse is a revocation at an
+ * unknown moment, so nothing counts after it (`time` is -Infinity).
+ */
+function earliestRevocation(
+  ...times: ReadonlyArray<string | undefined>
+): { at: string; time: number } | undefined {
+  let earliest: { at: string; time: number } | undefined;
+  for (const at of times) {
+    if (at === undefined) continue;
+    const parsed = Date.parse(at);
+    const time = Number.isNaN(parsed) ? Number.NEGATIVE_INFINITY : parsed;
+    if (earliest === undefined || time < earliest.time) earliest = { at, time };
+  }
+  return earliest;
+}
+
 function quorumProblem(
   resolved: TraceEvent,
   requested: ReadonlyMap<string, Record<string, unknown>>,
@@ -272,21 +295,28 @@ function quorumProblem(
     resolved.payload.requiredApprovals ?? requested.get(approvalId)?.requiredApprovals ?? 1,
   );
   const tier = resolved.payload.tier;
+  // People, not spellings: look-alike ids and a key's sponsor are compared by identity key.
   const proposers = new Set(
-    (requested.get(approvalId)?.proposers as unknown[] | undefined)?.map(String) ?? [],
+    (requested.get(approvalId)?.proposers as unknown[] | undefined)?.map((proposer) =>
+      personKey(String(proposer)),
+    ) ?? [],
   );
-  const counted = new Set(
-    checks
-      .filter(
-        (check) =>
-          check.approvalId === approvalId &&
-          check.decision === 'approve' &&
-          (check.status === 'valid' || (check.status === 'unverified' && openedUnverified)) &&
-          (typeof tier !== 'number' || check.tier === tier) &&
-          !proposers.has(check.approver),
-      )
-      .map((check) => check.approver),
-  );
-  if (counted.size >= required) return undefined;
-  return `approval ${approvalId} is recorded as approved with ${counted.size} counted approval(s) by distinct non-proposers, ${required} required`;
+  const used = new Set<string>();
+  let counted = 0;
+  for (const check of checks) {
+    if (
+      check.approvalId !== approvalId ||
+      check.decision !== 'approve' ||
+      !(check.status === 'valid' || (check.status === 'unverified' && openedUnverified)) ||
+      (typeof tier === 'number' && check.tier !== tier)
+    ) {
+      continue;
+    }
+    const speakers = speakersOf(check);
+    if (speakers.some((speaker) => proposers.has(speaker) || used.has(speaker))) continue;
+    for (const speaker of speakers) used.add(speaker);
+    counted += 1;
+  }
+  if (counted >= required) return undefined;
+  return `approval ${approvalId} is recorded as approved with ${counted} counted approval(s) by distinct non-proposers, ${required} required`;
 }

@@ -1,5 +1,6 @@
 import { deriveApprovalId } from '../approvals/approval-id.js';
 import { toolProposalHash } from '../policy/tool-proposal-hash.js';
+import { personKey, speakersOf } from './same-person.js';
 import type { TraceEvent } from './trace-event.js';
 import type { DecisionCheck } from './verify-decisions.js';
 
@@ -34,6 +35,7 @@ interface RequestFacts {
   route: string;
   requiredApprovals: number;
   identityMode: string;
+  /** The proposers' identity keys ({@link personKey}). */
   proposers: Set<string>;
 }
 
@@ -211,11 +213,12 @@ function quorumProblem(
   const floor = ROUTE_MINIMUM[facts.route] ?? 1;
   const required = Math.max(floor, tier?.requiredApprovals ?? facts.requiredApprovals);
   if (required === 0) return undefined;
-  // Distinct people: a decision speaks for its approver and its key's sponsor.
+  // Distinct people: a decision speaks for its approver and its key's sponsor, each compared by
+  // identity key, so look-alike ids in the trusted approvers are one person.
   const byTier = new Map<number, { used: Set<string>; count: number }>();
   for (const check of decisions) {
     if (check.decision !== 'approve' || !counts(check, facts, options)) continue;
-    const speakers = [check.approver, ...(check.sponsor ? [check.sponsor] : [])];
+    const speakers = speakersOf(check);
     if (speakers.some((speaker) => facts.proposers.has(speaker))) continue;
     if (check.proposalHash !== undefined && check.proposalHash !== facts.proposalHash) continue;
     const at = check.tier ?? 0;
@@ -263,7 +266,11 @@ function requestsByCall(events: readonly TraceEvent[]): Map<string, RequestFacts
       requiredApprovals: typeof p.requiredApprovals === 'number' ? p.requiredApprovals : 1,
       // Requests recorded before the mode was written were opened signed (the only mode then).
       identityMode: p.identityMode === 'unverified' ? 'unverified' : 'signed',
-      proposers: new Set(Array.isArray(p.proposers) ? p.proposers.map(String) : []),
+      proposers: new Set(
+        Array.isArray(p.proposers)
+          ? p.proposers.map((proposer) => personKey(String(proposer)))
+          : [],
+      ),
     });
     byCall.set(p.toolCallId, list);
   }

@@ -4,6 +4,7 @@ import {
   type ApprovalRequest,
   type DecisionInput,
   requiredApprovals,
+  type ShownProposal,
 } from '../approvals/index.js';
 import { AuditLog, Ed25519Signer, PostgresAuditStore, readPrivateKey } from '../audit/index.js';
 import { signDecision } from '../identity/index.js';
@@ -68,12 +69,20 @@ export async function approvalsCommand(argv: string[], io: CliIo): Promise<numbe
         ...(values.thread ? { threadId: values.thread } : {}),
         ...(values.as ? { approver: values.as } : {}),
       });
-      if (values.json) io.out(JSON.stringify(pending, null, 2));
-      else if (pending.length === 0) io.out('No pending approvals.');
-      else for (const request of pending) io.out(describe(request));
+      // Each proposal only as bound to its hash (what an approver signs), never the row's copy.
+      const listed = [];
+      for (const request of pending) {
+        listed.push({ request, shown: await manager.shownProposal(request) });
+      }
+      if (values.json) io.out(JSON.stringify(listed.map(asJson), null, 2));
+      else if (listed.length === 0) io.out('No pending approvals.');
+      else for (const item of listed) io.out(describe(item.request, item.shown));
       return EXIT.ok;
     }
     const decision = action === 'approve' ? 'approve' : 'reject';
+    // What `list` showed is what is decided: a request whose stored proposal is not bound to its
+    // hash is refused here (`proposal_tampered`), signed or not.
+    await manager.requireShownProposal(await manager.require(id!));
     let input: DecisionInput;
     if (values.key) {
       const signer = new Ed25519Signer(readPrivateKey(values.key));
@@ -122,11 +131,27 @@ function approvalCount(request: ApprovalRequest): number {
   ).length;
 }
 
-function describe(request: ApprovalRequest): string {
-  const proposal = request.proposal as { toolName?: string; arguments?: unknown };
+/** A request as `list --json` prints it: its proposal and summary only as bound to the hash. */
+function asJson({ request, shown }: { request: ApprovalRequest; shown: ShownProposal }) {
+  return {
+    ...request,
+    proposalBinding: shown.binding,
+    ...(shown.binding === 'none'
+      ? { proposal: {}, summary: {}, proposalProblem: shown.problem }
+      : { proposal: shown.proposal, summary: shown.summary }),
+  };
+}
+
+function describe(request: ApprovalRequest, shown: ShownProposal): string {
+  const proposal = (shown.binding === 'none' ? {} : shown.proposal) as {
+    toolName?: string;
+    arguments?: unknown;
+  };
   return [
     `${request.id}  ${request.route}  thread ${request.threadId}`,
-    `  ${proposal.toolName ?? request.subjectId} ${JSON.stringify(proposal.arguments ?? {})}`,
+    shown.binding === 'none'
+      ? `  PROPOSAL NOT SHOWN (proposal_tampered): ${shown.problem}; it cannot be decided here`
+      : `  ${proposal.toolName ?? request.subjectId} ${JSON.stringify(proposal.arguments ?? {})}${shown.binding === 'redacted' ? '  (secrets redacted at rest)' : ''}`,
     `  rule ${request.ruleId}: ${request.reason}`,
     `  approvals ${approvalCount(request)} of ${requiredApprovals(request)}, tier ${request.tiers[request.tierIndex]?.name}, expires ${request.expiresAt}`,
     ...request.decisions.map(

@@ -205,7 +205,9 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
         // Rows nobody sealed count for nothing; say so, loudly, on stderr.
         for (const entry of await directory.unsealed()) {
           io.err(
-            `UNSEALED (ignored): ${entry.keyId ? `key ${entry.keyId} of ` : 'approver '}${entry.approver} — not sealed by directory key ${directory.seal.keyId}; written outside veridex, or before seals (veridex approvers seal)`,
+            entry.reason === 'predates_approver'
+              ? `CARRIED (ignored): key ${entry.keyId} of ${entry.approver} — sealed for an earlier approver of that id (added before this entry); remove the row`
+              : `UNSEALED (ignored): ${entry.keyId ? `key ${entry.keyId} of ` : 'approver '}${entry.approver} — not sealed by directory key ${directory.seal.keyId}; written outside veridex, or before seals (veridex approvers seal)`,
           );
         }
         return EXIT.ok;

@@ -71,6 +71,7 @@ export const ERROR_CODES = [
   'decision_nonce_reused',
   'decision_stale',
   'approval_unproven',
+  'proposal_tampered',
   // treasury
   'ceiling_exceeded',
   'sanctions_hit',

@@ -34,8 +34,9 @@ export interface ApproverDirectory {
     options?: { sponsor?: string },
   ): Promise<Approver>;
   /**
-   * Revokes an approver, or only one of its keys: decisions not yet counted that were signed
-   * with it are refused from then on. @throws VeridexError `approver_unknown`.
+   * Revokes an approver — and with it each of its keys — or only one of its keys: decisions
+   * not yet counted that were signed with it are refused from then on.
+   * @throws VeridexError `approver_unknown`.
    */
   revoke(id: string, options?: { keyId?: string }): Promise<Approver>;
 }

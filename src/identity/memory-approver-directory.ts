@@ -64,8 +64,11 @@ export class MemoryApproverDirectory implements ApproverDirectory {
     const approver = this.#lookup(id);
     if (!approver) throw unknownApprover(id);
     const at = this.#now().toISOString();
-    if (options.keyId === undefined) approver.revokedAt ??= at;
-    else {
+    if (options.keyId === undefined) {
+      // As the database directory does: revoking an approver revokes each of its keys.
+      approver.revokedAt ??= at;
+      for (const key of approver.keys) key.revokedAt ??= approver.revokedAt;
+    } else {
       const key = approver.keys.find((candidate) => candidate.keyId === options.keyId);
       if (!key) throw unknownApprover(`${id} with key ${options.keyId}`);
       key.revokedAt ??= at;

@@ -22,6 +22,7 @@ import {
   SEAL_APPROVER,
   SEAL_KEY,
   SELECT_ALL,
+  SELECT_APPROVER_ENTRIES,
   SELECT_BY_IDENTITY_KEY,
   SELECT_BY_KEY_ID,
   SELECT_ID_BY_IDENTITY_KEY,
@@ -53,6 +54,12 @@ export interface UnsealedEntry {
   approver: string;
   /** Set when the row is one key of the approver; otherwise the approver row itself. */
   keyId?: string;
+  /**
+   * Why: `unsealed` (the default: no seal by the directory key), or `predates_approver` — a
+   * sealed key added before the approver entry it sits under was, i.e. a key of an earlier
+   * approver of that id (revoked and removed), carried to the namesake added since.
+   */
+  reason?: 'unsealed' | 'predates_approver';
 }
 
 /** Options of {@link PostgresApproverDirectory}. */
@@ -183,6 +190,7 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     const key = identityKey(approver.id);
     const seal = this.seal.sealApprover(approver);
     await this.#db.transaction(async (tx) => {
+      await this.#refuseSealedLookAlike(tx, approver.id, key);
       const inserted = await tx.query(INSERT_APPROVER, [
         approver.id,
         key,
@@ -210,6 +218,28 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     return approver;
   }
 
+  /**
+   * Refuses `id` when a sealed approver already answers to its identity key. The database's
+   * unique index on `identity_key` stops honest look-alikes, but that column is not sealed: an
+   * insider who moves alice's value away would let "аlice" (Cyrillic а) be inserted and sealed.
+   * So every approver entry is read, and each whose SEALED id has this identity key — revoked
+   * ones included, as the index would hold them — refuses the name. Unsealed rows count for
+   * nothing here either.
+   */
+  async #refuseSealedLookAlike(db: Queryable, id: string, key: string): Promise<void> {
+    const { rows } = await db.query<ApproverRow>(SELECT_APPROVER_ENTRIES);
+    for (const row of rows) {
+      if (tryIdentityKey(row.id) !== key) continue;
+      const { approver, seal } = rowEntries(row);
+      if (!this.seal.checkApprover(approver, seal)) continue;
+      throw ambiguous(
+        row.id === id
+          ? `approver "${id}" already exists`
+          : `"${id}" looks like the existing approver "${row.id}"${row.identity_key === key ? '' : ' (whose identity_key column was edited)'}`,
+      );
+    }
+  }
+
   async addKey(
     id: string,
     publicKey: Uint8Array | string | PasskeyInit,
@@ -217,21 +247,38 @@ export class PostgresApproverDirectory implements ApproverDirectory {
   ): Promise<Approver> {
     const approver = await this.get(id);
     if (!approver) throw unknownApprover(id);
-    const key = buildKey(publicKey, this.#now().toISOString(), options.sponsor);
+    // Never dated before its approver entry (a process whose clock is behind): such a key would
+    // read as one carried from an earlier approver of this id, and be ignored.
+    const now = this.#now().toISOString();
+    const addedAt = Date.parse(now) < Date.parse(approver.addedAt) ? approver.addedAt : now;
+    const key = buildKey(publicKey, addedAt, options.sponsor);
     await insertKey(this.#db, approver.id, key, this.seal.sealKey(approver.id, key));
     return { ...approver, keys: [...approver.keys, key] };
   }
 
-  /** Revokes a sealed approver or key (an unsealed one already counts for nothing). */
+  /**
+   * Revokes a sealed approver or key (an unsealed one already counts for nothing). Revoking an
+   * approver also seals each of its keys revoked at the same time — so a key row saved from then
+   * on reads revoked wherever an insider puts it back — and, for an approver revoked before
+   * that, seals its keys still active revoked at the approver's revocation time.
+   */
   async revoke(id: string, options: { keyId?: string } = {}): Promise<Approver> {
     const approver = await this.get(id);
     if (!approver) throw unknownApprover(id);
     const revokedAt = this.#now().toISOString();
     if (options.keyId === undefined) {
-      if (approver.revokedAt === undefined) {
-        const seal = this.seal.sealApprover({ ...approver, revokedAt });
-        await this.#db.query(REVOKE_APPROVER, [approver.id, revokedAt, seal]);
-      }
+      const at = approver.revokedAt ?? revokedAt;
+      await this.#db.transaction(async (tx) => {
+        if (approver.revokedAt === undefined) {
+          const seal = this.seal.sealApprover({ ...approver, revokedAt: at });
+          await tx.query(REVOKE_APPROVER, [approver.id, at, seal]);
+        }
+        for (const key of approver.keys) {
+          if (key.revokedAt !== undefined) continue;
+          const seal = this.seal.sealKey(approver.id, { ...key, revokedAt: at });
+          await tx.query(REVOKE_KEY, [approver.id, key.keyId, at, seal]);
+        }
+      });
     } else {
       const key = approver.keys.find((candidate) => candidate.keyId === options.keyId);
       if (!key) throw unknownApprover(`${id} with key ${options.keyId}`);
@@ -263,6 +310,13 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     );
     if (options.keyId !== undefined && keys.length === 0) {
       throw unknownApprover(`${id} with key ${options.keyId}`);
+    }
+    const carried = keys.find((entry) => predates(entry, approver));
+    if (carried) {
+      throw new VeridexError(
+        'identity_ambiguous',
+        `Key ${carried.keyId} of "${approver.id.slice(0, 80)}" was added (${carried.addedAt}) before this approver entry was (${approver.addedAt}): it belongs to an earlier approver of that id. Remove the row, and add the key again (veridex approvers add-key) if it is theirs now.`,
+      );
     }
     await this.#db.transaction(async (tx) => {
       if (options.keyId === undefined) {
@@ -296,10 +350,19 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     approver.keys.forEach((key, index) => {
       if (!this.seal.checkKey(approver.id, key, keySeals[index] ?? null)) {
         problems.push({ approver: approver.id, keyId: key.keyId });
+      } else if (predates(key, approver)) {
+        // A key seal binds an approver id, not an entry: both seals date their entry, so a key
+        // added before its approver was is an earlier approver's, put back under a namesake.
+        problems.push({ approver: approver.id, keyId: key.keyId, reason: 'predates_approver' });
       }
     });
     return { approver, problems };
   }
+}
+
+/** Whether `key` was added before the approver entry it is read under (both times sealed). */
+function predates(key: ApproverKey, approver: Approver): boolean {
+  return Date.parse(key.addedAt) < Date.parse(approver.addedAt);
 }
 
 async function insertKey(

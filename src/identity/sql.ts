@@ -32,6 +32,12 @@ INSERT INTO veridex_approvers (id, identity_key, display_name, roles, added_at, 
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT DO NOTHING`;
 
+// Every approver entry without its keys: what adding a name is checked against (its sealed id,
+// never the unsealed identity_key column).
+export const SELECT_APPROVER_ENTRIES = `
+SELECT id, identity_key, display_name, roles, added_at, revoked_at, seal, '[]'::json AS keys
+FROM veridex_approvers`;
+
 export const SELECT_ID_BY_IDENTITY_KEY = `SELECT id FROM veridex_approvers WHERE identity_key = $1 OR id = $2`;
 
 export const INSERT_KEY = `

@@ -48,42 +48,53 @@ export function buildToolProposal(input: {
   return { ...draft, hash: toolProposalHash(toolProposalEnvelope(draft)) };
 }
 
-/** Builds a memory-write proposal; the hash covers kind, write id, tier, namespace, content, confidence, source, tags, key and thread. */
+/**
+ * The fields of a memory-write proposal its hash covers: kind, write id, tier, namespace,
+ * content, confidence, source, tags, key and thread.
+ */
+export function memoryWriteProposalEnvelope(
+  proposal: Omit<MemoryWriteProposal, 'hash'>,
+): Record<string, unknown> {
+  return {
+    kind: 'memory_write',
+    writeId: proposal.writeId,
+    tier: proposal.tier,
+    namespace: proposal.namespace,
+    content: proposal.content,
+    confidence: proposal.confidence,
+    source: proposal.source,
+    tags: proposal.tags,
+    threadId: proposal.threadId,
+    ...(proposal.key === undefined ? {} : { key: proposal.key }),
+  };
+}
+
+/** Builds a memory-write proposal; the hash is over {@link memoryWriteProposalEnvelope}. */
 export function buildMemoryWriteProposal(
   input: Omit<MemoryWriteProposal, 'kind' | 'hash'>,
 ): MemoryWriteProposal {
   const draft = { kind: 'memory_write' as const, ...input };
+  return { ...draft, hash: contentHash(memoryWriteProposalEnvelope(draft)) };
+}
+
+/** The fields of a hand-off proposal its hash covers: kind, from, to, payload hash, token count and thread. */
+export function handoffProposalEnvelope(
+  proposal: Omit<HandoffProposal, 'hash'>,
+): Record<string, unknown> {
   return {
-    ...draft,
-    hash: contentHash({
-      kind: draft.kind,
-      writeId: draft.writeId,
-      tier: draft.tier,
-      namespace: draft.namespace,
-      content: draft.content,
-      confidence: draft.confidence,
-      source: draft.source,
-      tags: draft.tags,
-      threadId: draft.threadId,
-      ...(draft.key === undefined ? {} : { key: draft.key }),
-    }),
+    kind: 'handoff',
+    from: proposal.from,
+    to: proposal.to,
+    payloadHash: proposal.payloadHash,
+    tokenCount: proposal.tokenCount,
+    threadId: proposal.threadId,
   };
 }
 
-/** Builds a hand-off proposal; the hash covers kind, from, to, payload hash, token count and thread. */
+/** Builds a hand-off proposal; the hash is over {@link handoffProposalEnvelope}. */
 export function buildHandoffProposal(
   input: Omit<HandoffProposal, 'kind' | 'hash'>,
 ): HandoffProposal {
   const draft = { kind: 'handoff' as const, ...input };
-  return {
-    ...draft,
-    hash: contentHash({
-      kind: draft.kind,
-      from: draft.from,
-      to: draft.to,
-      payloadHash: draft.payloadHash,
-      tokenCount: draft.tokenCount,
-      threadId: draft.threadId,
-    }),
-  };
+  return { ...draft, hash: contentHash(handoffProposalEnvelope(draft)) };
 }

@@ -1,5 +1,10 @@
-import { type ApprovalRequest, requiredApprovals } from '../approvals/index.js';
-import type { SecretScrubber, TraceEvent } from '../audit/index.js';
+import {
+  type ApprovalDecisionRecord,
+  type ApprovalRequest,
+  requiredApprovals,
+  type ShownProposal,
+} from '../approvals/index.js';
+import { argumentsHash, type SecretScrubber, type TraceEvent } from '../audit/index.js';
 import type { ConversationMessage } from './run-view.js';
 
 /** One decision as the inbox shows it. */
@@ -27,11 +32,23 @@ export interface ApprovalView {
   rule: { id: string; name: string };
   reason: string;
   proposalHash: string;
+  /**
+   * How `proposal` is bound to `proposalHash`, which is what approvers sign
+   * (`ApprovalManager.shownProposal`): `hash` — it hashes to it; `redacted` — secrets were
+   * scrubbed from it before it was stored, and it is the form the hash-chained audit log
+   * recorded when the request was opened; `none` — the stored proposal was edited: nothing of
+   * it is shown (`proposal`, `summary` and `highlights` empty, `proposalProblem` says why) and
+   * it cannot be decided here (`proposal_tampered`).
+   */
+  proposalBinding: ShownProposal['binding'];
+  proposalProblem?: string;
+  /** Exactly the fields the proposal hash covers (a tool call: kind, tool, schema hash, arguments, thread, call id). */
   proposal: Record<string, unknown>;
   /** The tool the call is for, when it is a tool call. */
   toolName?: string;
   /** Amount, currency and recipient of a financial call, when the arguments name them. */
   highlights: { amount?: string; currency?: string; recipient?: string; memo?: string };
+  /** Derived from `proposal` alone (a tool call's name and arguments): the row's own summary is not hashed. */
   summary: Record<string, unknown>;
   proposer: string;
   proposers: string[];
@@ -81,12 +98,19 @@ export function approvalsAtTier(request: ApprovalRequest): number {
 }
 
 /**
- * What the API shows of a request. Stored proposals and reasons already passed the approval
- * manager; everything free-form passes the scrubber again here, so a secret the agent put in a
- * tool argument is shown as `[REDACTED:…]` to approvers too.
+ * What the API shows of a request. Its proposal only as `shown` binds it to the proposal hash
+ * (`ApprovalManager.shownProposal`): never the row's `proposal` or `summary` as stored. Stored
+ * proposals and reasons already passed the approval manager; everything free-form passes the
+ * scrubber again here, so a secret the agent put in a tool argument is shown as
+ * `[REDACTED:…]` to approvers too.
  */
-export function approvalView(request: ApprovalRequest, scrubber: SecretScrubber): ApprovalView {
-  const proposal = scrubber.scrub(request.proposal);
+export function approvalView(
+  request: ApprovalRequest,
+  scrubber: SecretScrubber,
+  shown: ShownProposal,
+): ApprovalView {
+  const bound = shown.binding !== 'none';
+  const proposal = bound ? scrubber.scrub(shown.proposal) : {};
   const args = (proposal as { arguments?: unknown }).arguments;
   const tier = request.tiers[request.tierIndex]!;
   return {
@@ -98,10 +122,12 @@ export function approvalView(request: ApprovalRequest, scrubber: SecretScrubber)
     rule: { id: request.ruleId, name: request.ruleName },
     reason: scrubber.scrubText(request.reason),
     proposalHash: request.proposalHash,
+    proposalBinding: shown.binding,
+    ...(shown.binding === 'none' ? { proposalProblem: shown.problem } : {}),
     proposal,
     ...(typeof proposal.toolName === 'string' ? { toolName: proposal.toolName } : {}),
     highlights: highlightsOf(args),
-    summary: scrubber.scrub(request.summary),
+    summary: bound ? scrubber.scrub(shown.summary) : {},
     proposer: request.proposer,
     proposers: request.proposers,
     quorum: {
@@ -115,7 +141,9 @@ export function approvalView(request: ApprovalRequest, scrubber: SecretScrubber)
       ...(recorded.approverName !== undefined ? { approverName: recorded.approverName } : {}),
       decision: recorded.decision,
       ...(recorded.reason !== undefined ? { reason: scrubber.scrubText(recorded.reason) } : {}),
-      ...(recorded.editedArgs ? { editedArgs: scrubber.scrub(recorded.editedArgs) } : {}),
+      ...(recorded.editedArgs && editBound(recorded)
+        ? { editedArgs: scrubber.scrub(recorded.editedArgs) }
+        : {}),
       tier: recorded.tier,
       decidedAt: recorded.decidedAt,
       verified: recorded.verified === true,
@@ -131,6 +159,21 @@ export function approvalView(request: ApprovalRequest, scrubber: SecretScrubber)
     expiresAt: request.expiresAt,
     ...(request.decidedAt ? { decidedAt: request.decidedAt } : {}),
   };
+}
+
+/**
+ * Whether a decision's edited arguments are the ones its approver signed (`editedArgumentsHash`):
+ * like the proposal, the row's copy is shown only when bound. Bare development-mode decisions
+ * bind nothing and are marked `verified: false` anyway.
+ */
+function editBound(recorded: ApprovalDecisionRecord): boolean {
+  const signedHash = recorded.signed?.statement.editedArgumentsHash;
+  if (signedHash === undefined) return recorded.verified !== true;
+  try {
+    return argumentsHash(recorded.editedArgs ?? {}) === signedHash;
+  } catch {
+    return false;
+  }
 }
 
 /** The thread's events up to and including the request's `approval_requested` event. */

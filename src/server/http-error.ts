@@ -31,6 +31,7 @@ const STATUS: Partial<Record<VeridexErrorCode, ContentfulStatusCode>> = {
   decision_nonce_reused: 409,
   decision_stale: 409,
   challenge_invalid: 409,
+  proposal_tampered: 409,
   invitation_invalid: 410,
   approval_expired: 410,
 };

@@ -90,7 +90,16 @@ export function openApiDocument(origin: string): Record<string, unknown> {
             rule: { type: 'object' },
             reason: { type: 'string' },
             proposalHash: { type: 'string' },
-            proposal: { type: 'object' },
+            proposalBinding: {
+              enum: ['hash', 'redacted', 'none'],
+              description:
+                'How `proposal` is bound to `proposalHash` (what approvers sign): `redacted` means secrets were scrubbed from it at rest and it is the form the audit log recorded; `none` means the stored proposal was edited, nothing of it is shown and it cannot be decided here (`proposal_tampered`)',
+            },
+            proposalProblem: { type: 'string' },
+            proposal: {
+              type: 'object',
+              description: 'Exactly the fields the proposal hash covers',
+            },
             toolName: { type: 'string' },
             highlights: { type: 'object' },
             quorum: { type: 'object' },
@@ -169,6 +178,7 @@ export function openApiDocument(origin: string): Record<string, unknown> {
           responses: {
             '200': ok('The request', { $ref: '#/components/schemas/Approval' }),
             '404': error,
+            '409': error,
           },
         },
       },
@@ -212,7 +222,12 @@ export function openApiDocument(origin: string): Record<string, unknown> {
               editedArgs: { type: 'object' },
             },
           }),
-          responses: { '200': ok('statement, challenge, options'), '401': error, '404': error },
+          responses: {
+            '200': ok('statement, challenge, options'),
+            '401': error,
+            '404': error,
+            '409': error,
+          },
         },
       },
       '/api/passkeys/register/options': {

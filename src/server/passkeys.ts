@@ -224,9 +224,12 @@ export class Passkeys {
    * Prepares the statement an approver's passkey will sign for a decision on `approvalId`: the
    * request's current proposal hash, the decision, the hashes of the edit and the reason, the
    * approver, the time and a fresh nonce. The challenge is derived from it and kept (one use).
+   * @throws `proposal_tampered` when the stored proposal is not bound to its hash.
    */
   async decisionOptions(approver: Approver, approvalId: string, input: PasskeyDecisionInput) {
     const request = await this.#inbox.approvals.require(approvalId);
+    // Only a request whose shown proposal is the hashed one is signed here (`proposal_tampered`).
+    await this.#inbox.approvals.requireShownProposal(request);
     const keys = passkeysOf(approver).filter((key) => isActiveKey(approver, key));
     if (keys.length === 0) {
       throw passkeyInvalid(`"${approver.id}" has no passkey registered here; enrol one first`);

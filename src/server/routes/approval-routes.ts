@@ -79,21 +79,30 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
     await inbox.audit.scrubber.refresh();
     const items = page.slice(0, limit);
     const last = items.at(-1);
+    // Each proposal only as bound to its hash; one that is not is listed with nothing of it.
+    const views = [];
+    for (const request of items) {
+      const shown = await inbox.approvals.shownProposal(request);
+      views.push(approvalView(request, inbox.audit.scrubber, shown));
+    }
     return c.json({
-      items: items.map((request) => approvalView(request, inbox.audit.scrubber)),
+      items: views,
       nextCursor: page.length > limit && last ? encodeCursor(last) : null,
     });
   });
 
   routes.get('/api/approvals/:id', async (c) => {
     const request = await inbox.approvals.require(c.req.param('id'));
+    // The detail view is where approvers read the arguments and decide: a request whose stored
+    // proposal is not bound to its hash is refused (`proposal_tampered`, a security_event).
+    const shown = await inbox.approvals.requireShownProposal(request);
     await inbox.audit.scrubber.refresh();
     const mine = await inbox.approvals.listPending({
       approver: c.get('session').approverId,
       threadId: request.threadId,
     });
     const detail: ApprovalDetailView & { mayDecide: boolean } = {
-      ...approvalView(request, inbox.audit.scrubber),
+      ...approvalView(request, inbox.audit.scrubber, shown),
       mayDecide: mine.some((candidate) => candidate.id === request.id),
       trace: traceUpTo(
         await inbox.audit.events(request.threadId),
@@ -149,6 +158,11 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
         ),
       );
     }
+    try {
+      await inbox.approvals.requireShownProposal(request);
+    } catch (error) {
+      throw VeridexError.is(error) ? await refuse(error) : error;
+    }
     if (signed.statement.approvalId !== id) {
       throw await refuse(
         new VeridexError(
@@ -182,7 +196,9 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
     const decided = await inbox.approvals.decide(id, signed);
     await inbox.feed.poll().catch(() => undefined);
     await inbox.audit.scrubber.refresh();
-    return c.json(approvalView(decided, inbox.audit.scrubber));
+    return c.json(
+      approvalView(decided, inbox.audit.scrubber, await inbox.approvals.shownProposal(decided)),
+    );
   });
 
   return routes;

@@ -20,8 +20,10 @@ import { SoftAuthenticator } from '../support/soft-authenticator.js';
  * on the UNSEALED `identity_key` column (and `get()` selects on it too). The insider moves alice's
  * `identity_key` away; alice still works (her sealed id is matched exactly), but the inbox's
  * `directory.get('аlice')` no longer finds her and `add()` inserts and SEALS "аlice". Every rule
- * compares identities by skeleton, so "аlice" now satisfies `allow: ['alice']`. Each test asserts
- * the SECURE outcome (fails today).
+ * compares identities by skeleton, so "аlice" now satisfies `allow: ['alice']`. Adding an
+ * approver now checks the name against every SEALED approver's own id by identity key
+ * (postgres-approver-directory.ts), so the column no longer decides. Each test asserts the
+ * SECURE outcome.
  */
 interface Browser {
   cookie: string;
@@ -79,6 +81,11 @@ describeEachDatabase(
         undefined,
         admin.token,
       );
+      // The invitation is refused: "аlice" is alice to every rule.
+      expect(invited.status).toBe(409);
+      expect(((await invited.clone().json()) as { error: { code: string } }).error.code).toBe(
+        'identity_ambiguous',
+      );
       if (invited.status === 200) {
         const { link } = (await invited.json()) as { link: string };
         const invitation = link.slice(link.lastIndexOf('/') + 1);
@@ -126,6 +133,33 @@ describeEachDatabase(
       // … and the transfer only alice may approve is not approved by someone else.
       const proof = await treasury.prove(await treasury.require(request.id), proposal, decision);
       expect(proof.proven).toBe(false);
+    });
+
+    it('the library’s own add (what `veridex approvers add` runs) refuses "аlice" the same way, whatever the identity_key column says', async () => {
+      const db = context.db();
+      inbox = await startTestInbox(db);
+      await db.query(`UPDATE veridex_approvers SET identity_key = 'moved' WHERE id = 'alice'`);
+      await expect(inbox.directory.add({ id: LOOKALIKE })).rejects.toMatchObject({
+        code: 'identity_ambiguous',
+        message: expect.stringContaining('looks like the existing approver "alice"'),
+      });
+      // The revoked alice still holds her name.
+      await inbox.directory.revoke('alice');
+      await expect(inbox.directory.add({ id: LOOKALIKE })).rejects.toMatchObject({
+        code: 'identity_ambiguous',
+      });
+    });
+
+    it('control: an insider’s unsealed look-alike row does not block adding the real name', async () => {
+      const db = context.db();
+      inbox = await startTestInbox(db);
+      await db.query(
+        `INSERT INTO veridex_approvers (id, identity_key, display_name, roles, added_at, seal)
+         VALUES ('\u0435rin', 'elsewhere', 'Erin', '[]', now(), NULL)`,
+      );
+      const erin = await inbox.directory.add({ id: 'erin', displayName: 'Erin' });
+      expect(erin.id).toBe('erin');
+      expect((await inbox.directory.get('erin'))?.id).toBe('erin');
     });
   },
 );

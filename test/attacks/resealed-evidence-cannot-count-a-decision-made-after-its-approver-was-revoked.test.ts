@@ -11,9 +11,10 @@ import { verifyResealed } from '../support/resealed-bundle.js';
  *
  * Guarantee under attack (README "Who approved what, provable offline": the verifier checks
  * "that each key is the named approver's and was not revoked"; online, prove-approval.ts uses
- * "the earlier of the key's and its approver's revocation"). The verifier takes
- * `key.revokedAt ?? approver.revokedAt`: a revoked key's later time hides its approver's
- * earlier revocation. The test asserts the SECURE outcome (fails today).
+ * "the earlier of the key's and its approver's revocation"). The verifier took
+ * `key.revokedAt ?? approver.revokedAt`: a revoked key's later time hid its approver's
+ * earlier revocation. It now takes the earlier of the two (verify-decisions.ts). The test
+ * asserts the SECURE outcome.
  */
 describe("the offline verifier judges a decision by the earlier of its key's and its approver's revocation", () => {
   it('alice the approver was revoked before her decision was counted, her key only a day later: her approval does not count', async () => {
