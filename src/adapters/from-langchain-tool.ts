@@ -89,7 +89,13 @@ export function importedLangChainFields(
 
 function inputJsonSchema(schema: unknown): unknown {
   if (typeof schema === 'object' && schema !== null && '_zod' in schema) {
-    return z.toJSONSchema(schema as z.ZodType, { io: 'input', unrepresentable: 'any' });
+    // Shared sub-schemas as `$ref`s: written out in full, a schema whose every level uses the
+    // one below twice would be exponential before `importJsonSchema` could bound it.
+    return z.toJSONSchema(schema as z.ZodType, {
+      io: 'input',
+      unrepresentable: 'any',
+      reused: 'ref',
+    });
   }
   // zod 3 schemas (and standard JSON Schema objects) through LangChain's own converter.
   return toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]);

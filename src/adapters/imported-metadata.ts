@@ -8,6 +8,7 @@ import {
   type ToolAnnotations,
   type ToolDefinition,
 } from '../tools/types.js';
+import { assertImportableSchema } from './imported-schema-bounds.js';
 import { type PoisoningKind, scanToolPoisoning } from './tool-poisoning.js';
 
 /** The governance an imported tool did not have, given when importing it. */
@@ -94,8 +95,10 @@ export function importedDescription(
  * A zod schema from an imported JSON Schema, via zod 4's `z.fromJSONSchema`, after
  * sanitising it: descriptions and titles cleaned and capped, and objects that do not say
  * otherwise closed (`additionalProperties: false`), so the model can only send declared fields.
+ * The sanitised schema is bounded before zod reads it (`assertImportableSchema`).
  *
- * @throws VeridexError `import_invalid` for oversized or unreadable schemas.
+ * @throws VeridexError `import_invalid` for oversized or unreadable schemas and patterns not
+ *   proven linear-time; `import_too_large` for schemas whose `$ref`s expand too far.
  */
 export function importJsonSchema(
   schema: unknown,
@@ -113,10 +116,12 @@ export function importJsonSchema(
     );
   }
   try {
-    return z.fromJSONSchema(
-      sanitizeSchema(schema, 0, poisoning) as Parameters<typeof z.fromJSONSchema>[0],
-    );
+    const sanitized = sanitizeSchema(schema, 0, poisoning);
+    // Bounded before zod reads it: $refs expanded, every pattern proven linear-time.
+    assertImportableSchema(sanitized, where);
+    return z.fromJSONSchema(sanitized as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (error) {
+    if (VeridexError.is(error) && error.details.where === where) throw error;
     throw new VeridexError(
       'import_invalid',
       `${where}: zod could not read the JSON Schema (${(error as Error).message}).`,

@@ -9,10 +9,10 @@
 // (~3 KB) never finish. OpenAPI documents are bounded before this point (`assertExpandedSize`,
 // `toInputJsonSchema`'s node budget); MCP schemas are not.
 //
-// Fix (mechanism): bound the expansion of an imported JSON Schema before zod reads it — count
-// the nodes it expands to with `$ref`s followed (memoised per definition, as
-// `assertExpandedSize` does for OpenAPI) and refuse past a cap with `import_too_large`; or
-// render imported schemas with shared definitions kept as `$ref`s (`reused: 'ref'`).
+// Fixed: `importJsonSchema` sizes the sanitised schema with every `$ref` written out before zod
+// reads it (linear: each definition sized once, saturating) and refuses past 500,000 characters
+// with `import_too_large` (`assertExpansionBounded`, src/adapters/schema-expansion.ts), for every
+// importer; test/adapters/imported-schema-bounds.test.ts covers the others.
 import { describe, expect, it } from 'vitest';
 import { runBoundsProbe } from './fixtures/run-bounds-probe.js';
 

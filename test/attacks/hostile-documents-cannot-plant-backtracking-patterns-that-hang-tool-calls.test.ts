@@ -9,11 +9,11 @@
 // pattern that sees untrusted input"; `npm run lint:redos` checks the library's own patterns,
 // not the ones a document brings.
 //
-// Fix (mechanism): at import, refuse (`import_invalid`) or drop a `pattern`,
-// `patternProperties` key or `propertyNames.pattern` that cannot be matched in linear time, or
-// compile imported patterns with a linear-time engine (RE2, or V8's non-backtracking engine via
-// the `l` flag behind `--enable-experimental-regexp-engine`), and keep the text only as
-// documentation for the model.
+// Fixed: before zod reads an imported schema, every `pattern` and `patternProperties` key (at
+// any depth) must be proven linear-time by the importer's own check (`linearPatternRefusal`,
+// src/adapters/linear-pattern.ts: it counts the routes a backtracking matcher can keep open,
+// from every start of an unanchored pattern), else the import is refused with `import_invalid`
+// naming the tool, the keyword and where it is.
 import { describe, expect, it } from 'vitest';
 import { type ProbeRun, runBoundsProbe } from './fixtures/run-bounds-probe.js';
 
