@@ -41,8 +41,13 @@ export interface FromMcpClientOptions {
   lockFile?: string | false;
   /** A pin store instead of the lock file (e.g. `PostgresPinStore`). */
   pins?: PinStore;
-  /** Re-pin these (normalised) names after reviewing their change. */
+  /** Re-pin these (normalised) names after reviewing their change (never releases a hold). */
   accept?: readonly string[];
+  /**
+   * Release these (normalised) names held for tool poisoning, after reviewing their findings
+   * (`review.reasons`, also named by `schema_pin_mismatch` and `tool_review_required`).
+   */
+  acceptReview?: readonly string[];
   /** Prefix for the governed names, e.g. `github_`. */
   prefix?: string;
   /** Which listed tools to import (default all). */
@@ -112,7 +117,7 @@ export async function fromMcpClient(
   }
   return settleReviews(tools, {
     store,
-    accept: options.accept,
+    acceptReview: options.acceptReview,
     audit: options.audit,
     source: `mcp:${server}`,
   });

@@ -71,8 +71,13 @@ export interface FromOpenAPIOptions {
   lockFile?: string | false;
   /** A pin store instead of the lock file. */
   pins?: PinStore;
-  /** Re-pin these tool names after reviewing their change. */
+  /** Re-pin these tool names after reviewing their change (never releases a hold). */
   accept?: readonly string[];
+  /**
+   * Release these tool names held for tool poisoning, after reviewing their findings
+   * (`review.reasons`, also named by `schema_pin_mismatch` and `tool_review_required`).
+   */
+  acceptReview?: readonly string[];
   /** Where pin mismatches are reported (`security_event`). */
   audit?: AuditLog;
   maxDescriptionLength?: number;
@@ -179,7 +184,12 @@ export async function fromOpenAPI(
       ...(options.audit ? { audit: options.audit } : {}),
     });
   }
-  return settleReviews(listed, { store, accept: options.accept, audit: options.audit, source });
+  return settleReviews(listed, {
+    store,
+    acceptReview: options.acceptReview,
+    audit: options.audit,
+    source,
+  });
 }
 
 async function loadDocument(

@@ -17,8 +17,11 @@ export function reviewPinName(toolName: string): string {
 /** Options for {@link settleReviews}. */
 export interface SettleReviewsOptions {
   store?: PinStore | undefined;
-  /** Names the reviewer accepts now (the import's `accept`). */
-  accept?: readonly string[] | undefined;
+  /**
+   * Held tools the reviewer releases now, having read their findings (the import's
+   * `acceptReview`). Re-pinning a changed tool (`accept`) never releases a hold.
+   */
+  acceptReview?: readonly string[] | undefined;
   audit?: AuditLog | undefined;
   auditThreadId?: string;
   /** Where the tools came from (`mcp:server`, `openapi:title`). */
@@ -27,9 +30,11 @@ export interface SettleReviewsOptions {
 
 /**
  * Decides each held tool (`review` set by an importer): released when its name is in
- * `accept` (the review is then recorded in `store`) or `store` records a review of its
+ * `acceptReview` (the review is then recorded in `store`) or `store` records a review of its
  * current hash; held otherwise. Every held or released tool with findings writes a
- * `security_event` (`tool_poisoning_detected`, kinds only). Run after `checkPins`.
+ * `security_event` (`tool_poisoning_detected`, kinds only). Run after `checkPins`, whose
+ * `schema_pin_mismatch` names the findings of a changed tool, so a hold is released only by an
+ * acceptance of its own, given after they were reported.
  */
 export async function settleReviews(
   tools: readonly AnyGovernedTool[],
@@ -42,7 +47,7 @@ export async function settleReviews(
       settled.push(tool);
       continue;
     }
-    const accepted = options.accept?.includes(tool.name) === true;
+    const accepted = options.acceptReview?.includes(tool.name) === true;
     if (accepted && options.store) {
       await options.store.set({
         name: reviewPinName(tool.name),

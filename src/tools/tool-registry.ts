@@ -158,14 +158,23 @@ export async function checkPins(
     auditThreadId?: string;
   } = {},
 ): Promise<void> {
-  const changed: Array<{ tool: string; pinned: string; current: string }> = [];
+  const changed: Array<{ tool: string; pinned: string; current: string; findings?: string[] }> = [];
   const fresh: AnyGovernedTool[] = [];
   for (const tool of tools) {
     const current = schemaHashOf(tool);
     const pin = await store.get(tool.name);
     if (pin === undefined || options.accept?.includes(tool.name)) fresh.push(tool);
-    else if (pin.schemaHash !== current)
-      changed.push({ tool: tool.name, pinned: pin.schemaHash, current });
+    else if (pin.schemaHash !== current) {
+      // A changed tool the import also holds for poisoning: the reviewer is told here, since
+      // the hold's own report (`settleReviews`) runs only once the change is accepted.
+      const findings = tool.review ? [...tool.review.reasons] : undefined;
+      changed.push({
+        tool: tool.name,
+        pinned: pin.schemaHash,
+        current,
+        ...(findings && { findings }),
+      });
+    }
   }
   if (changed.length > 0) {
     const threadId = options.auditThreadId ?? 'veridex:tools';
@@ -185,14 +194,22 @@ export async function checkPins(
           toolName: change.tool,
           pinnedHash: change.pinned,
           currentHash: change.current,
+          ...(change.findings ? { findings: change.findings } : {}),
           source: options.source ?? null,
         },
       })),
     );
     const names = changed.map((change) => `"${change.tool}"`).join(', ');
+    const holds = changed.flatMap((change) =>
+      change.findings
+        ? [
+            ` Tool "${change.tool}" as changed is also held for tool poisoning (${change.findings.join(', ')}): accept re-pins it but does not release the hold; after reviewing the findings, release it with acceptReview: ['${change.tool}'].`,
+          ]
+        : [],
+    );
     throw new VeridexError(
       'schema_pin_mismatch',
-      `Tool ${names} changed since it was pinned (description, schemas, safety class, annotations, secrets, allowlists or timeout differ). Review the change; if it is expected, re-pin with accept: [${changed.map((change) => `'${change.tool}'`).join(', ')}] or delete its entry from the lock file.`,
+      `Tool ${names} changed since it was pinned (description, schemas, safety class, annotations, secrets, allowlists or timeout differ). Review the change; if it is expected, re-pin with accept: [${changed.map((change) => `'${change.tool}'`).join(', ')}] or delete its entry from the lock file.${holds.join('')}`,
       { details: { tools: changed } },
     );
   }
@@ -254,7 +271,7 @@ export function reviewHold(tool: AnyGovernedTool): VeridexError | undefined {
   if (tool.review?.state !== 'review_required') return undefined;
   return new VeridexError(
     'tool_review_required',
-    `Tool "${tool.name}" is held for review: its imported description or schema carried instructions to the model (${tool.review.reasons.join(', ')}), which were removed. A reviewer must accept it by name (accept: ['${tool.name}'] on the import) before it can be called.`,
+    `Tool "${tool.name}" is held for review: its imported description or schema carried instructions to the model (${tool.review.reasons.join(', ')}), which were removed. A reviewer must release it by name (acceptReview: ['${tool.name}'] on the import) before it can be called.`,
     { details: { tool: tool.name, reasons: [...tool.review.reasons] } },
   );
 }

@@ -213,7 +213,8 @@ export interface ToolDefinition<Input extends z.ZodType, Output extends z.ZodTyp
 /**
  * An imported tool held for review: its metadata carried tool-poisoning instructions (removed
  * before the model sees them). It cannot be called (`tool_review_required`) until a reviewer
- * accepts it by name (`accept: [name]` on the import), which records the review beside its pin.
+ * releases it by name (`acceptReview: [name]` on the import), which records the review beside
+ * its pin; re-pinning a changed tool (`accept`) does not release it.
  */
 export interface ToolReview {
   readonly state: 'review_required';

@@ -77,10 +77,17 @@ describe('tool-poisoning instructions in imported metadata', () => {
     expect(held).toMatchObject({ status: 'error', code: 'tool_review_required' });
     expect(calls).toEqual([]);
 
-    // A restart without review: still held. The reviewer accepts by name; the review is kept.
+    // A restart without review: still held, and a pin accept does not release it. The reviewer
+    // releases it by name; the review is kept.
     const again = await fromMcpClient(client, { safetyClassFor: 'read', pins });
     expect(again[0]!.review).toBeDefined();
-    const accepted = await fromMcpClient(client, { safetyClassFor: 'read', pins, accept: ['add'] });
+    const repinned = await fromMcpClient(client, { safetyClassFor: 'read', pins, accept: ['add'] });
+    expect(repinned[0]!.review).toBeDefined();
+    const accepted = await fromMcpClient(client, {
+      safetyClassFor: 'read',
+      pins,
+      acceptReview: ['add'],
+    });
     expect(accepted[0]!.review).toBeUndefined();
     expect(accepted[0]!.schemaHash).toBe(add!.schemaHash);
     const later = await fromMcpClient(client, { safetyClassFor: 'read', pins });

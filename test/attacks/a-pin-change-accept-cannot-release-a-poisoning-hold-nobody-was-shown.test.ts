@@ -9,10 +9,9 @@
 // releases the poisoning hold in the same step: the reviewer accepted a pin change, never a
 // tool flagged for instructions to the model, and the tool is callable.
 //
-// Fix (mechanism): let `checkPins` run after the scan and report, in the mismatch's message
-// and details, the poisoning kinds of each changed tool; and/or keep the two acceptances
-// apart (`accept` re-pins; a held tool is released only by a review acceptance recorded after
-// its findings were reported, e.g. a separate `acceptReview`, or a second import).
+// Fixed: `checkPins` names, in the mismatch's message and details (and its security event), the
+// poisoning findings of each changed tool the import holds, and the two acceptances are kept
+// apart: `accept` only re-pins; a hold is released only by `acceptReview` (`settleReviews`).
 import { describe, expect, it } from 'vitest';
 import { fromMcpClient } from '../../src/adapters/index.js';
 import { VeridexError } from '../../src/errors/index.js';
@@ -51,14 +50,25 @@ describe('a rug pull that adds poisoning to a pinned tool', () => {
     const namedTheFinding =
       /poison|secret_access|conceal_from_user|model_directive|hidden_tag/i.test(told);
 
+    expect(namedTheFinding, `the reviewer was told only: ${told.slice(0, 300)}`).toBe(true);
+    expect((mismatch as VeridexError).details).toMatchObject({
+      tools: [{ tool: 'add', findings: expect.arrayContaining(['secret_access']) }],
+    });
+
     const [accepted] = await fromMcpClient(client, {
       safetyClassFor: 'read',
       pins,
       accept: ['add'],
     });
-    expect(
-      accepted!.review?.state === 'review_required' || namedTheFinding,
-      `the pin accept released a tool held for poisoning; the reviewer was told only: ${told.slice(0, 300)}`,
-    ).toBe(true);
+    expect(accepted!.review?.state, 'the pin accept released a tool held for poisoning').toBe(
+      'review_required',
+    );
+    // The review acceptance, given after the findings were reported, releases it.
+    const [reviewed] = await fromMcpClient(client, {
+      safetyClassFor: 'read',
+      pins,
+      acceptReview: ['add'],
+    });
+    expect(reviewed!.review).toBeUndefined();
   });
 });
