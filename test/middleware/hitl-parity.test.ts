@@ -5,11 +5,9 @@
 // `interruptOn`'s counterpart; HITL's "a rejection returns to the model". Where we differ on
 // purpose (decisions are signed; an edit is a new proposal), the test says so.
 import { type BaseMessage, type ToolCall, ToolMessage } from '@langchain/core/messages';
-import { tool as langchainTool } from '@langchain/core/tools';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { ApprovalManager } from '../../src/approvals/index.js';
 import { AuditLog } from '../../src/audit/index.js';
 import type { ApprovalsInterrupt, PendingApproval } from '../../src/governance/index.js';
@@ -21,46 +19,7 @@ import { resumeThread } from '../../src/nodes/index.js';
 import { PolicyEngine, rules } from '../../src/policy/index.js';
 import { type ScriptedTurn, scriptedModel } from '../../src/testing/index.js';
 import { signAs, TEST_APPROVERS, testApproverInits } from '../support/approvers.js';
-
-interface Ran {
-  refunds: Array<Record<string, unknown>>;
-  emails: Array<Record<string, unknown>>;
-  searches: number;
-}
-
-function agentTools(ran: Ran) {
-  return [
-    langchainTool(
-      async (args: { order: string; amount: string }) => {
-        ran.refunds.push(args);
-        return `refunded ${args.order}`;
-      },
-      {
-        name: 'refund',
-        description: 'Refunds an order.',
-        schema: z.object({ order: z.string(), amount: z.string() }),
-      },
-    ),
-    langchainTool(
-      async (args: { to: string; body: string }) => {
-        ran.emails.push(args);
-        return `sent to ${args.to}`;
-      },
-      {
-        name: 'send_email',
-        description: 'Sends an email.',
-        schema: z.object({ to: z.string(), body: z.string() }),
-      },
-    ),
-    langchainTool(
-      async () => {
-        ran.searches += 1;
-        return 'found';
-      },
-      { name: 'search', description: 'Searches.', schema: z.object({ q: z.string() }) },
-    ),
-  ];
-}
+import { countingTools, type Ran } from '../support/hitl-agent.js';
 
 const refund = (order: string, amount = '50.00'): Omit<ToolCall, 'id'> => ({
   name: 'refund',
@@ -100,7 +59,7 @@ function build(
   });
   const agent = createAgent({
     model,
-    tools: agentTools(ran),
+    tools: countingTools(ran),
     middleware: [governance] as never,
     checkpointer,
   }) as unknown as Agent;

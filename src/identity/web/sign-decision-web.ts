@@ -11,21 +11,12 @@ import {
   decisionSigningMessage,
   type SignedDecision,
 } from '../../audit/decision-message.js';
+import type { SignDecisionInput } from '../sign-decision.js';
 
 export type { DecisionKind, DecisionStatement, SignedDecision };
 
-/** What to decide: the request as shown (its id and proposal hash) and the decision. */
-export interface WebDecisionInput {
-  request: { id: string; proposalHash: string } | { approvalId: string; proposalHash: string };
-  decision: DecisionKind;
-  /** The approver id the key is registered to. */
-  approver: string;
-  reason?: string;
-  /** Required for `edit`. */
-  editedArgs?: Record<string, unknown>;
-  /** Default: now. */
-  decidedAt?: Date;
-}
+/** What to decide: the same input as `signDecision` takes (a type only: nothing of Node is loaded). */
+export type WebDecisionInput = SignDecisionInput;
 
 /**
  * Signs one decision with an approver's Ed25519 key (the 32-byte seed) using WebCrypto.
