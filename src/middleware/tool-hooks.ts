@@ -78,21 +78,15 @@ export async function approvalGate(
       .map((message) => (message as ToolMessage).tool_call_id),
   );
   const open = last.tool_calls.filter((call) => !(call.id && answered.has(call.id)));
-  if (
-    !governance.tools.learnedAgentTools &&
-    open.some((call) => !governance.tools.gated(call.name))
-  ) {
+  const unseen = open.filter((call) => !governance.tools.gated(call.name));
+  if (!governance.tools.learnedAgentTools && unseen.length > 0) {
     // A process that has not seen createAgent's tools (resumed by a plain invoke) cannot tell
     // them from tools that do not exist: deciding the turn without them would let its other
     // calls run early and drop the decisions meant for them. The thread stays resumable.
+    const names = unseen.map((call) => JSON.stringify(call.name.slice(0, 64))).join(', ');
     throw new VeridexError(
       'config_invalid',
-      `governanceMiddleware: this process has not seen the agent's own tools yet, and the turn calls ${open
-        .filter((call) => !governance.tools.gated(call.name))
-        .map((call) => JSON.stringify(call.name.slice(0, 64)))
-        .join(
-          ', ',
-        )}. Resume the thread with resumeThread(agent, …) or startResumer({ graph: agent, … }), or call governance.useAgentTools(tools) at start-up (README "Approvals in LangChain's HITL protocol").`,
+      `governanceMiddleware: this process has not seen the agent's own tools yet, and the turn calls ${names}. Resume the thread with resumeThread(agent, …) or startResumer({ graph: agent, … }), or call governance.useAgentTools(tools) at start-up (README "Approvals in LangChain's HITL protocol").`,
     );
   }
   const calls = open.flatMap((call) => {
