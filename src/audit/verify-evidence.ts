@@ -134,13 +134,16 @@ export function verifyEvidence(
   const checked = checkBody(body);
   reasons.push(...checked.problems);
   const unverifiedOption = { allowUnverified: options.allowUnverified === true };
-  const decisions = Array.isArray(body?.events)
-    ? checkDecisions(body.events, options.approvers, unverifiedOption)
+  // The decision and execution checks read events as events; a malformed one (no object
+  // payload, no type) is already a problem of the chain above, and must not crash them.
+  const events = Array.isArray(body?.events) ? body.events.filter(isEventShaped) : undefined;
+  const decisions = events
+    ? checkDecisions(events, options.approvers, unverifiedOption)
     : { checks: [], problems: [] };
   reasons.push(...decisions.problems);
-  if (Array.isArray(body?.events)) {
+  if (events) {
     reasons.push(
-      ...checkExecutedCalls(body.events, decisions.checks, {
+      ...checkExecutedCalls(events, decisions.checks, {
         ...unverifiedOption,
         trustBundleKeys: options.trustBundleKeys === true,
       }),
@@ -270,4 +273,16 @@ export function assertValidEvidence(
     );
   }
   return result as EvidenceVerification & { body: EvidenceBody };
+}
+
+/** An event with a string type and an object payload: what the approval checks can read. */
+function isEventShaped(event: unknown): event is TraceEvent {
+  if (typeof event !== 'object' || event === null) return false;
+  const { type, payload } = event as { type?: unknown; payload?: unknown };
+  return (
+    typeof type === 'string' &&
+    typeof payload === 'object' &&
+    payload !== null &&
+    !Array.isArray(payload)
+  );
 }

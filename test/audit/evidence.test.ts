@@ -280,6 +280,21 @@ describe('sealEvidence / verifyEvidence', () => {
     );
   });
 
+  it('reports, never throws on, a signed body whose events lack a payload or a type', () => {
+    const body = JSON.parse(
+      new TextDecoder().decode(Buffer.from(bundle.payload, 'base64')),
+    ) as EvidenceBody;
+    const events = body.events as unknown as Array<Record<string, unknown>>;
+    // Events the approval checks read by type: a policy decision without its payload, one
+    // with an array for a payload, and an event whose type is not a string.
+    const decisions = events.filter((event) => event.type === 'policy_decision');
+    delete decisions[0]!.payload;
+    decisions[1]!.payload = ['not', 'an', 'object'];
+    events[0]!.type = 7;
+    const result = verifyEvidence(JSON.parse(JSON.stringify(resign(body, signer))), { keys });
+    expect(result.valid).toBe(false);
+  });
+
   it('seals equal input to an identical bundle (property)', () => {
     fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 8 }), fc.jsonValue(), async (count, extra) => {
