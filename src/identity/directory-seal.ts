@@ -216,3 +216,15 @@ function createKeyFile(path: string): void {
     unlinkSync(temporary);
   }
 }
+
+/**
+ * A stored time as ISO text, never throwing: a value no seal could cover (`infinity`, a
+ * malformed string) becomes text that fails its seal, so the row (a directory entry, an inbox session
+ * or invitation) is ignored, not fatal.
+ */
+export function storedTime(value: Date | string | null | undefined): string {
+  const time = value instanceof Date ? value.getTime() : Date.parse(String(value));
+  return Number.isFinite(time)
+    ? new Date(time).toISOString()
+    : `invalid:${String(value).slice(0, 40)}`;
+}

@@ -69,6 +69,7 @@ export {
   type DirectoryKeyOption,
   DirectorySeal,
   loadDirectorySeal,
+  storedTime,
 } from './directory-seal.js';
 export { MemoryApproverDirectory } from './memory-approver-directory.js';
 export {

@@ -13,6 +13,7 @@ import {
   type DirectoryKeyOption,
   type DirectorySeal,
   loadDirectorySeal,
+  storedTime,
 } from './directory-seal.js';
 import {
   INSERT_APPROVER,
@@ -73,17 +74,6 @@ export interface PostgresApproverDirectoryOptions extends DirectoryKeyOption {
   onUnsealed?: (entry: UnsealedEntry) => void;
 }
 
-/**
- * A stored time as ISO text, never throwing: a value no seal could cover (`infinity`, a
- * malformed string) becomes text that fails its seal, so the row is ignored, not fatal.
- */
-function isoTime(value: Date | string | null | undefined): string {
-  const time = value instanceof Date ? value.getTime() : Date.parse(String(value));
-  return Number.isFinite(time)
-    ? new Date(time).toISOString()
-    : `invalid:${String(value).slice(0, 40)}`;
-}
-
 /** A row as stored, believed by no one: {@link PostgresApproverDirectory} checks its seals. */
 function rowEntries(row: ApproverRow): {
   approver: Approver;
@@ -101,12 +91,12 @@ function rowEntries(row: ApproverRow): {
           ...(typeof sponsor === 'string' ? { sponsor } : {}),
           // A passkey's credential id, relying party, algorithm and transports.
           ...(typeof credential === 'object' && credential !== null ? credential : {}),
-          addedAt: isoTime(key.addedAt),
-          ...(revokedAt ? { revokedAt: isoTime(revokedAt) } : {}),
+          addedAt: storedTime(key.addedAt),
+          ...(revokedAt ? { revokedAt: storedTime(revokedAt) } : {}),
         }) as ApproverKey,
     ),
-    addedAt: isoTime(row.added_at),
-    ...(row.revoked_at ? { revokedAt: isoTime(row.revoked_at) } : {}),
+    addedAt: storedTime(row.added_at),
+    ...(row.revoked_at ? { revokedAt: storedTime(row.revoked_at) } : {}),
   };
   return { approver, seal: row.seal, keySeals: row.keys.map((key) => key.seal) };
 }

@@ -146,6 +146,7 @@ export class GovernedToolNode extends ToolNode {
       ? this.runtime
       : { ...this.runtime, idempotency: new MemoryIdempotencyStore() };
     const scopeId = threadId ?? `ephemeral-${randomUUID()}`;
+    const emit = sinkOf(config.writer);
     const scope: CallScope = {
       threadId: scopeId,
       runId: runIdOf(config, scopeId),
@@ -153,7 +154,7 @@ export class GovernedToolNode extends ToolNode {
       metadata: scopeMetadata(config.configurable),
       ...(config.signal ? { signal: config.signal } : {}),
       runtimeFor: (call) => toolRuntime(call, state, config),
-      ...optional('emit', sinkOf(config.writer)),
+      ...(emit ? { emit } : {}),
     };
 
     // 1–2. Decide every call before anything runs; wait for people through interrupt().
@@ -322,12 +323,4 @@ function combineOutputs(outputs: Answer[], isArray: boolean): GovernedToolNodeOu
   }
   if (parent) combined.push(parent);
   return combined;
-}
-
-/** `{ [key]: value }` when the value is defined, else nothing (exact optional properties). */
-function optional<Key extends string, Value>(
-  key: Key,
-  value: Value | undefined,
-): { [K in Key]?: Value } {
-  return (value === undefined ? {} : { [key]: value }) as { [K in Key]?: Value };
 }

@@ -6,6 +6,7 @@ import {
   canonicalIdentity,
   type DirectoryAuthority,
   type DirectorySeal,
+  storedTime,
 } from '../identity/index.js';
 import { CONSUME_INVITATION, INSERT_INVITATION, SELECT_INVITATION } from './sql.js';
 
@@ -106,8 +107,8 @@ export class InvitationStore {
         tokenHash,
         approverId: row.approver_id,
         createdBy: row.created_by,
-        createdAt: isoTime(row.created_at),
-        expiresAt: isoTime(row.expires_at),
+        createdAt: storedTime(row.created_at),
+        expiresAt: storedTime(row.expires_at),
       },
       row.seal,
     );
@@ -148,9 +149,4 @@ function invalidInvitation(): VeridexError {
     'invitation_invalid',
     'This enrolment link is unknown, already used or expired: ask an admin for a new one.',
   );
-}
-
-/** A stored time as ISO text, never throwing (a value no seal covers fails its seal). */
-function isoTime(value: Date): string {
-  return Number.isFinite(value.getTime()) ? value.toISOString() : String(value);
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sha256Hex } from '../audit/index.js';
 import type { Database } from '../db/index.js';
-import type { DirectorySeal } from '../identity/index.js';
+import { type DirectorySeal, storedTime } from '../identity/index.js';
 import { INSERT_SESSION, REVOKE_SESSION, SELECT_SESSION } from './sql.js';
 
 /** How an approver proved who they are when signing in. */
@@ -114,8 +114,8 @@ export class SessionStore {
         approverId: row.approver_id,
         keyId: row.key_id,
         method: row.method,
-        createdAt: isoTime(row.created_at),
-        expiresAt: isoTime(row.expires_at),
+        createdAt: storedTime(row.created_at),
+        expiresAt: storedTime(row.expires_at),
       },
       row.seal,
     );
@@ -140,9 +140,4 @@ export class SessionStore {
 /** The CSRF token bound to a session token (one-way: it does not reveal the session token). */
 export function csrfTokenFor(sessionToken: string): string {
   return createHash('sha256').update(`veridex.csrf:${sessionToken}`).digest('base64url');
-}
-
-/** A stored time as ISO text, never throwing (a value no seal covers fails its seal). */
-function isoTime(value: Date): string {
-  return Number.isFinite(value.getTime()) ? value.toISOString() : String(value);
 }
