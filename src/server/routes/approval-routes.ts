@@ -101,14 +101,12 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
       approver: c.get('session').approverId,
       threadId: request.threadId,
     });
+    // The thread's log, read once: the trace shown and whether a resumer continued the run.
+    const events = await inbox.audit.events(request.threadId);
     const detail: ApprovalDetailView & { mayDecide: boolean } = {
       ...approvalView(request, inbox.audit.scrubber, shown),
       mayDecide: mine.some((candidate) => candidate.id === request.id),
-      trace: traceUpTo(
-        await inbox.audit.events(request.threadId),
-        request.id,
-        inbox.audit.scrubber,
-      ),
+      trace: traceUpTo(events, request.id, inbox.audit.scrubber),
       reasoning: await lastMessages(inbox, request.threadId),
     };
     if (request.status !== 'pending') {
@@ -118,7 +116,7 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
         resume_error: string | null;
       }>(SELECT_RESUMPTION, [request.id]);
       // "Resumed" only where the hash-chained log records it; the columns are bookkeeping.
-      const logged = (await inbox.audit.events(request.threadId)).find(
+      const logged = events.find(
         (event) => event.type === 'run_resumed' && event.payload.approvalId === request.id,
       );
       if (rows[0]) detail.resumption = resumptionView(rows[0], logged);
