@@ -54,6 +54,12 @@ export interface ApprovalManagerOptions {
   db?: Database;
   /** A custom store (wins over `db`). */
   store?: ApprovalStore;
+  /**
+   * The hash-chained audit log. Required with `db` or a custom `store` (README "What approvers
+   * see is what they sign"): a stored request's row is a claim an insider can rewrite, and the
+   * log is what binds it — the redacted form approvers are shown, the tier a decision counted
+   * at, a rejection. Optional only for the in-memory store, which no other process can reach.
+   */
   audit?: AuditLog;
   /**
    * Who may decide and with which keys: a directory, or the approvers to hold in memory.
@@ -133,8 +139,20 @@ export class ApprovalManager {
   readonly #atRest: AtRestScrubber;
   readonly #unsealedReported = new Set<string>();
 
-  /** @throws VeridexError `identity_invalid` / `identity_ambiguous` for bad operators or approvers. */
+  /**
+   * @throws VeridexError `config_invalid` for `db` or `store` without `audit`;
+   * `identity_invalid` / `identity_ambiguous` for bad operators or approvers.
+   */
   constructor(options: ApprovalManagerOptions = {}) {
+    const shared = options.db || (options.store && !(options.store instanceof MemoryApprovalStore));
+    if (shared && !options.audit) {
+      // Without the log, the first `approval_requested` event of a request the row claims could
+      // be written by whoever edits the row, and the inbox would show the edit as bound.
+      throw new VeridexError(
+        'config_invalid',
+        'An ApprovalManager that keeps requests in a database (db or store) needs the audit log they are recorded in: new ApprovalManager({ db, audit: new AuditLog({ store: new PostgresAuditStore(db) }) }).',
+      );
+    }
     this.#options = options;
     this.store =
       options.store ??

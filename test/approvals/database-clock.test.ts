@@ -1,10 +1,9 @@
 import { afterEach, expect, it, vi } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
 import type { Database } from '../../src/db/index.js';
 import { VeridexError } from '../../src/errors/index.js';
 import { signAs, testApproverInits } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { escalate, transferProposal } from '../support/proposals.js';
+import { approvalsIn, escalate, transferProposal } from '../support/proposals.js';
 
 // Found by `npm run soak`: an approver process whose clock ran 90 s behind approved requests
 // after their deadline, and the transfers ran. Deadlines and decision times are judged by the
@@ -12,7 +11,7 @@ import { escalate, transferProposal } from '../support/proposals.js';
 // these run on PostgreSQL only (PGlite runs inside this process and reads its clock).
 
 function manager(db: Database, defaultTimeoutMs = 60_000) {
-  return new ApprovalManager({ db, approvers: testApproverInits(['alice']), defaultTimeoutMs });
+  return approvalsIn(db, { approvers: testApproverInits(['alice']), defaultTimeoutMs });
 }
 
 /** From here on this process's clock (Date) is off by `skewMs`; the server's is not. */

@@ -4,7 +4,7 @@ import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
 import type { Database } from '../../src/db/index.js';
 import { VeridexError } from '../../src/errors/index.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { escalate, transferProposal } from '../support/proposals.js';
+import { approvalsIn, escalate, transferProposal } from '../support/proposals.js';
 
 // Issue 29: a process whose first act touches the approvals table (an inbox, a CLI, a worker
 // opening requests) has not loaded the secret fingerprints another process registered. What it
@@ -53,7 +53,7 @@ describeEachDatabase(
     it('scrubs reasons with the shared fingerprints when the manager has no audit log', async () => {
       await registerInAgent(db());
       const other = await open();
-      const manager = new ApprovalManager({ db: other, identity: 'unverified' });
+      const manager = approvalsIn(other, { identity: 'unverified' });
       const request = await manager.request(
         transferProposal('t-plain'),
         escalate('human_required'),

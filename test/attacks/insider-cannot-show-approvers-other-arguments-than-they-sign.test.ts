@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
 import { contentHash } from '../../src/audit/index.js';
 import { runCli } from '../../src/cli/index.js';
 import { createDatabase, migrate } from '../../src/db/index.js';
@@ -10,7 +9,7 @@ import { signDecision } from '../../src/identity/index.js';
 import { testKey } from '../support/approvers.js';
 import { describeEachDatabase, postgresUrl, uniqueSchema } from '../support/databases.js';
 import { startTestInbox, type TestInbox } from '../support/inbox.js';
-import { escalate, transferProposal } from '../support/proposals.js';
+import { approvalsIn, escalate, transferProposal } from '../support/proposals.js';
 
 /**
  * Adversary: an insider with psql write access to veridex_approvals (no key of any kind).
@@ -267,7 +266,7 @@ describe.runIf(postgresUrl)('an insider who edits what `veridex approvals list` 
     };
     try {
       await migrate(db);
-      const request = await new ApprovalManager({ db }).request(
+      const request = await approvalsIn(db).request(
         transferProposal('th-cli-shown'),
         escalate('human_required'),
       );

@@ -2,12 +2,12 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
 import { runCli } from '../../src/cli/index.js';
 import { createDatabase, migrate } from '../../src/db/index.js';
 import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
 import type { AnyGovernedTool } from '../../src/tools/index.js';
 import { postgresUrl, uniqueSchema } from '../support/databases.js';
+import { approvalsIn } from '../support/proposals.js';
 
 function capture() {
   const lines = { out: [] as string[], err: [] as string[] };
@@ -123,7 +123,7 @@ describe.runIf(postgresUrl)('veridex approvals on PostgreSQL', () => {
         toolCallId: 'c1',
         proposer: 'bot',
       });
-      const request = await new ApprovalManager({ db }).request(proposal, escalate);
+      const request = await approvalsIn(db).request(proposal, escalate);
       const list = capture();
       expect(await runCli(['approvals', 'list', '--database-url', url.toString()], list.io)).toBe(
         0,
@@ -161,7 +161,7 @@ describe.runIf(postgresUrl)('veridex approvals on PostgreSQL', () => {
       ).toBe(0);
       expect(reject.lines.out[0]).toContain('rejected');
       expect(reject.lines.out[0]).toContain('signed by alice@corp.example');
-      const [recorded] = (await new ApprovalManager({ db }).require(request.id)).decisions;
+      const [recorded] = (await approvalsIn(db).require(request.id)).decisions;
       expect(recorded).toMatchObject({
         approver: 'alice@corp.example',
         approverName: 'alice',

@@ -3,9 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
 import { createDatabase, migrate } from '../../src/db/index.js';
-import { escalate, transferProposal } from '../support/proposals.js';
+import { approvalsIn, escalate, transferProposal } from '../support/proposals.js';
 import { runVeridex, VERIDEX_BIN } from '../support/run-cli.js';
 
 /** Starts `veridex serve --port 0` in `cwd` on the embedded database; resolves once it listens. */
@@ -67,7 +66,7 @@ describe('veridex serve', () => {
       const db = await createDatabase({ dataDir: join(cwd, '.veridex', 'db') });
       try {
         await migrate(db);
-        const request = await new ApprovalManager({ db }).request(
+        const request = await approvalsIn(db).request(
           transferProposal('th-shared'),
           escalate('human_required'),
         );

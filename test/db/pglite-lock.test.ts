@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
 import { createDatabase, migrate } from '../../src/db/index.js';
 import { VeridexError } from '../../src/errors/index.js';
+import { approvalsIn } from '../support/proposals.js';
 import { runVeridex } from '../support/run-cli.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -93,7 +93,7 @@ async function approvalAfterwards(dir: string, approvalId: string) {
   const db = await createDatabase({ dataDir: join(dir, '.veridex', 'db') });
   try {
     await migrate(db);
-    const request = await new ApprovalManager({ db }).get(approvalId);
+    const request = await approvalsIn(db).get(approvalId);
     const { rows } = await db.query<{ count: string }>('SELECT count(*) FROM fixture_transfers');
     return { status: request?.status, transfers: Number(rows[0]!.count) };
   } finally {

@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
 import { memoryRules } from '../../src/memory/index.js';
 import { signAs, testApproverInits } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
+import { approvalsIn } from '../support/proposals.js';
 import { countRecords, makeMemory } from './memory-fixture.js';
 
 describeEachDatabase('escalated memory writes', ({ db }) => {
@@ -14,7 +14,7 @@ describeEachDatabase('escalated memory writes', ({ db }) => {
   const context = { threadId: 'thread-esc', runId: 'run-1' };
 
   it('waits for a human: stored once approved, never before, and only once', async () => {
-    const approvals = new ApprovalManager({ db: db(), approvers: testApproverInits(['alice']) });
+    const approvals = approvalsIn(db(), { approvers: testApproverInits(['alice']) });
     const { memory } = makeMemory(db(), {
       rules: [memoryRules.toolSourcedWrites('escalate')],
       approvals,
@@ -39,7 +39,7 @@ describeEachDatabase('escalated memory writes', ({ db }) => {
   });
 
   it('denies the write once a human rejected it', async () => {
-    const approvals = new ApprovalManager({ db: db(), approvers: testApproverInits(['alice']) });
+    const approvals = approvalsIn(db(), { approvers: testApproverInits(['alice']) });
     const { memory } = makeMemory(db(), {
       rules: [memoryRules.toolSourcedWrites('escalate')],
       approvals,

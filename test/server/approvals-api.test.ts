@@ -3,14 +3,13 @@ import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { validate } from '@readme/openapi-parser';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
 import { deriveEventId } from '../../src/audit/index.js';
 import { PostgresCheckpointer } from '../../src/checkpointer/index.js';
 import { signLogin } from '../../src/server/index.js';
 import { signAs, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { openEventStream, startTestInbox, type TestInbox, testClock } from '../support/inbox.js';
-import { escalate, transferProposal } from '../support/proposals.js';
+import { approvalsIn, escalate, transferProposal } from '../support/proposals.js';
 
 describeEachDatabase('approvals service API', (context) => {
   let inbox: TestInbox | undefined;
@@ -432,8 +431,7 @@ describeEachDatabase('approvals service API', (context) => {
     await server.inbox.feed.poll(); // the feed has seen the request: the decision is news
     // A decider that commits the decision and dies before its audit append: the same table,
     // no audit log.
-    const silent = new ApprovalManager({
-      db: context.db(),
+    const silent = approvalsIn(context.db(), {
       approvers: directory,
       operators: ['carol'],
     });

@@ -10,7 +10,7 @@ import { ApprovalFeed, type InboxEvent, WebhookDispatcher } from '../../src/serv
 import { signAs, testApproverInits } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { startTestInbox, type TestInbox } from '../support/inbox.js';
-import { escalate, transferProposal } from '../support/proposals.js';
+import { approvalsIn, escalate, transferProposal } from '../support/proposals.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -188,10 +188,7 @@ describeEachDatabase('webhooks', (context) => {
     const audit = new AuditLog({ store: new PostgresAuditStore(db) });
     const manager = new ApprovalManager({ db, audit, approvers: directory });
     const instances = [db, await context.open()].map((handle) => {
-      const feed = new ApprovalFeed(
-        handle,
-        new ApprovalManager({ db: handle, approvers: directory }),
-      );
+      const feed = new ApprovalFeed(handle, approvalsIn(handle, { approvers: directory }));
       const dispatcher = new WebhookDispatcher(handle, {
         endpoints: [{ url: hooks.url, secret: key }],
       });

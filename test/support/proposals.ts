@@ -1,5 +1,8 @@
 // A proposal and a policy verdict to hand an ApprovalManager, for tests of approvals that
 // never execute the tool.
+import { ApprovalManager, type ApprovalManagerOptions } from '../../src/approvals/index.js';
+import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
+import type { Database } from '../../src/db/index.js';
 import { buildToolProposal, type PolicyDecision } from '../../src/policy/index.js';
 import type { AnyGovernedTool } from '../../src/tools/index.js';
 
@@ -35,4 +38,16 @@ export function escalate(
     ruleName: 'Dual approval threshold',
     evaluations: [],
   } as unknown as Extract<PolicyDecision, { verdict: 'escalate' }>;
+}
+
+/** An ApprovalManager over `db` with the audit log in the same database (both are required). */
+export function approvalsIn(
+  db: Database,
+  options: Omit<ApprovalManagerOptions, 'db' | 'audit'> = {},
+): ApprovalManager {
+  return new ApprovalManager({
+    db,
+    audit: new AuditLog({ store: new PostgresAuditStore(db) }),
+    ...options,
+  });
 }

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import { ApprovalManager } from '../../src/approvals/index.js';
+import { ApprovalManager, PostgresApprovalStore } from '../../src/approvals/index.js';
 import { contentHash } from '../../src/audit/index.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { startTestInbox, type TestInbox } from '../support/inbox.js';
@@ -7,17 +7,18 @@ import { escalate, transferProposal } from '../support/proposals.js';
 
 /**
  * Adversary: an insider with psql write access to veridex_approvals and the audit table (no key
- * of any kind), at a deployment whose agent opens approval requests with an ApprovalManager that
- * has no audit log (`new ApprovalManager({ db })`), while the inbox has one.
+ * of any kind), at a deployment whose agent would open approval requests with an
+ * ApprovalManager that has no audit log (`new ApprovalManager({ db })`), while the inbox has one.
  *
  * Guarantee under attack (README "What approvers see is what they sign"): the inbox shows a
  * request's arguments only as bound to `proposal_hash` — exactly, or, for an envelope scrubbed
  * of a secret at rest, through the `shownProposalHash` digest of the request's FIRST
- * hash-chained `approval_requested` event. A request opened without an audit log has no such
- * event: the insider rewrites the envelope and appends the "first" event (a valid extension of
- * the chain) recording its digest, and the inbox shows the rewritten arguments as `redacted`.
- * (Found while fixing insider-cannot-show-approvers-other-arguments-than-they-sign; left open.)
- * The test asserts the SECURE outcome (fails today).
+ * hash-chained `approval_requested` event. A request opened without an audit log would have no
+ * such event: the insider rewrites the envelope and appends the "first" event (a valid extension
+ * of the chain) recording its digest, and the inbox would show the rewritten arguments as
+ * `redacted`. Fixed at the opening side: a manager that keeps requests in a database needs the
+ * audit log (`config_invalid` otherwise), so every stored request has its first event written
+ * by the manager that opened it, and the insider's appended one is a second.
  */
 describeEachDatabase('an insider who writes the first audit record of a request', (context) => {
   let inbox: TestInbox | undefined;
@@ -26,10 +27,19 @@ describeEachDatabase('an insider who writes the first audit record of a request'
     inbox = undefined;
   });
 
-  it('a request opened without an audit log, rewritten to $50 and "recorded" by an appended event, is not shown as bound', async () => {
+  it('a manager that would open requests in a database without their audit log is refused', () => {
+    const db = context.db();
+    for (const options of [{ db }, { store: new PostgresApprovalStore(db) }]) {
+      expect(() => new ApprovalManager(options)).toThrow(
+        expect.objectContaining({ code: 'config_invalid' }),
+      );
+    }
+  });
+
+  it('a request rewritten to $50 and "recorded" by an appended event is not shown as bound', async () => {
     const db = context.db();
     inbox = await startTestInbox(db);
-    const agentSide = new ApprovalManager({ db, approvers: inbox.directory });
+    const agentSide = new ApprovalManager({ db, audit: inbox.audit, approvers: inbox.directory });
     const request = await agentSide.request(
       transferProposal('th-no-audit'),
       escalate('human_required'),
