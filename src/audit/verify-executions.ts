@@ -77,6 +77,8 @@ export function checkExecutedCalls(
     }
   }
 
+  const classes = recordedClasses(events);
+
   for (const event of events) {
     const payload = event.payload;
     if (event.type === 'policy_decision' && typeof payload.toolCallId === 'string') {
@@ -102,6 +104,13 @@ export function checkExecutedCalls(
         problems.push(
           `call ${callId} was executed, but the bundle holds no policy decision for it`,
         );
+      } else {
+        const elsewhere = [...(classes.get(toolKey(payload)) ?? [])].filter((c) => c !== 'read');
+        if (elsewhere.length > 0) {
+          problems.push(
+            `call ${callId} ran unplanned as a read, but the bundle records ${String(payload.toolName)} as ${elsewhere.sort().join(', ')} elsewhere`,
+          );
+        }
       }
       continue;
     }
@@ -109,15 +118,25 @@ export function checkExecutedCalls(
       problems.push(`call ${callId} was executed although its policy decision denied it`);
       continue;
     }
+    const other = otherToolProblem(events, callId, decision, payload);
+    if (other) problems.push(`call ${callId} was executed, but ${other}`);
     for (const facts of callRequests) {
       const executedThisVersion =
         decision.verdict === 'escalate' && facts.proposalHash === decision.proposalHash;
       const decisions = decisionsOf.get(facts.approvalId) ?? [];
+      if (executedThisVersion && facts.route !== decision.route) {
+        // The request's route is the policy decision's; a request recorded under a cheaper
+        // route than the decision escalated to is a relabelling, whatever its decisions.
+        problems.push(
+          `call ${callId} was executed, but approval ${facts.approvalId} records route ${facts.route} where its policy decision escalated to ${String(decision.route)}`,
+        );
+      }
       if (executedThisVersion) {
         const bound = bindingProblem(events, event.threadId, callId, facts);
         if (bound) problems.push(`call ${callId} was executed, but ${bound}`);
         const problem = quorumProblem(
           facts,
+          String(decision.route),
           decisions,
           resolvedTier.get(facts.approvalId),
           options,
@@ -150,6 +169,53 @@ export function checkExecutedCalls(
     }
   }
   return problems;
+}
+
+/**
+ * A `tool_executed` event names its call and its tool; the policy decision found for that call
+ * names the tool it cleared. An execution moved under another call's id (a read's, whose
+ * decision allowed it) is another tool than that decision cleared.
+ */
+function otherToolProblem(
+  events: readonly TraceEvent[],
+  callId: string,
+  decision: Record<string, unknown>,
+  executed: Record<string, unknown>,
+): string | undefined {
+  if (decision.toolName !== undefined && decision.toolName !== executed.toolName) {
+    return `its policy decision cleared ${String(decision.toolName)}, not the ${String(executed.toolName)} it records`;
+  }
+  const proposed = events.find(
+    (event) =>
+      event.type === 'tool_proposed' &&
+      event.payload.toolCallId === callId &&
+      event.payload.proposalHash === decision.proposalHash,
+  );
+  if (proposed && proposed.payload.schemaHash !== executed.schemaHash) {
+    return `the version its policy decision cleared has another schema than the tool it records`;
+  }
+  return undefined;
+}
+
+/**
+ * The safety classes each tool (name and schema hash) is recorded with. An unplanned execution
+ * passes as a read only where no other event records that tool with another class: a transfer's
+ * execution relabelled `read` contradicts the transfer's own proposal.
+ */
+function recordedClasses(events: readonly TraceEvent[]): Map<string, Set<string>> {
+  const classes = new Map<string, Set<string>>();
+  for (const event of events) {
+    if (!event.type.startsWith('tool_') || typeof event.payload.safetyClass !== 'string') continue;
+    const key = toolKey(event.payload);
+    const seen = classes.get(key) ?? new Set<string>();
+    seen.add(event.payload.safetyClass);
+    classes.set(key, seen);
+  }
+  return classes;
+}
+
+function toolKey(payload: Record<string, unknown>): string {
+  return JSON.stringify([payload.toolName, payload.schemaHash]);
 }
 
 /**
@@ -203,6 +269,7 @@ function bindingProblem(
 
 function quorumProblem(
   facts: RequestFacts,
+  decidedRoute: string,
   decisions: readonly DecisionCheck[],
   tier: { tier?: number; requiredApprovals?: number } | undefined,
   options: ExecutionCheckOptions,
@@ -210,7 +277,7 @@ function quorumProblem(
   if (facts.identityMode === 'unverified' && !options.allowUnverified) {
     return `approval ${facts.approvalId} was decided in the unverified development mode (bare names, nobody proved who decided); pass --allow-unverified (allowUnverified) to accept such a bundle`;
   }
-  const floor = ROUTE_MINIMUM[facts.route] ?? 1;
+  const floor = Math.max(ROUTE_MINIMUM[facts.route] ?? 1, ROUTE_MINIMUM[decidedRoute] ?? 1);
   const required = Math.max(floor, tier?.requiredApprovals ?? facts.requiredApprovals);
   if (required === 0) return undefined;
   // Distinct people: a decision speaks for its approver and its key's sponsor, each compared by

@@ -74,4 +74,85 @@ describe('a re-sealed bundle cannot relabel an escalated call so that it needs n
     expect(decided).toHaveLength(2);
     expect(verify(threadId, forged).valid).toBe(false);
   });
+
+  // The request's route is held to the route its policy decision escalated to, the execution to
+  // the tool that decision cleared, and an unplanned read to the class recorded for that tool.
+  it("rewrites the request's route to 'auto' with a quorum of 0 and drops both decisions: the escalated transfer is proven by nobody", async () => {
+    const { events, threadId } = await paidThread('t-route-auto');
+    const forged = rewriteEvents(events, (list) =>
+      list
+        .filter((event) => event.type !== 'approval_decided')
+        .map((event) => {
+          if (event.type === 'approval_requested') {
+            event.payload.route = 'auto';
+            event.payload.requiredApprovals = 0;
+          }
+          if (event.type === 'approval_resolved') {
+            event.payload.requiredApprovals = 0;
+            event.payload.approvers = [];
+          }
+          return event;
+        }),
+    );
+    // The policy decision still says the transfer escalated to dual approval.
+    expect(forged.find((e) => e.type === 'policy_decision')?.payload.route).toBe('dual_approval');
+    expect(executed(forged)).toBeDefined();
+    expect(forged.some((e) => e.type === 'approval_decided')).toBe(false);
+    expect(verify(threadId, forged).valid).toBe(false);
+  });
+
+  it("downgrades the request's route from dual_approval to human_required and drops bob's decision: alice alone does not make a dual approval", async () => {
+    const { events, threadId } = await paidThread('t-route-downgrade');
+    const forged = rewriteEvents(events, (list) =>
+      list
+        .filter((event) => !(event.type === 'approval_decided' && event.payload.approver === 'bob'))
+        .map((event) => {
+          if (event.type === 'approval_requested') {
+            event.payload.route = 'human_required';
+            event.payload.requiredApprovals = 1;
+          }
+          if (event.type === 'approval_resolved') {
+            event.payload.requiredApprovals = 1;
+            event.payload.approvers = ['alice'];
+          }
+          return event;
+        }),
+    );
+    expect(forged.find((e) => e.type === 'policy_decision')?.payload.route).toBe('dual_approval');
+    expect(verify(threadId, forged).valid).toBe(false);
+  });
+
+  it("relabels the executed transfer as a 'read' under a call id no policy decision names, dropping every approval event", async () => {
+    const { events, threadId } = await paidThread('t-read-relabel');
+    const forged = rewriteEvents(events, (list) =>
+      list
+        .filter((event) => !event.type.startsWith('approval_'))
+        .map((event) => {
+          if (event.type === 'tool_executed') {
+            event.payload.toolCallId = 'call_balance';
+            event.payload.safetyClass = 'read';
+          }
+          return event;
+        }),
+    );
+    expect(executed(forged)?.payload.toolName).toBe('transfer');
+    expect(verify(threadId, forged).valid).toBe(false);
+  });
+
+  it("relabels the executed transfer as an unplanned 'read' under a call id nothing else names, dropping every approval event", async () => {
+    const { events, threadId } = await paidThread('t-read-unplanned');
+    const forged = rewriteEvents(events, (list) =>
+      list
+        .filter((event) => !event.type.startsWith('approval_'))
+        .map((event) => {
+          if (event.type === 'tool_executed') {
+            event.payload.toolCallId = 'call_unplanned';
+            event.payload.safetyClass = 'read';
+          }
+          return event;
+        }),
+    );
+    expect(executed(forged)?.payload.toolCallId).toBe('call_unplanned');
+    expect(verify(threadId, forged).valid).toBe(false);
+  });
 });
