@@ -13,7 +13,13 @@ import { shareAgentTools } from '../middleware/agent-tools.js';
 /** The parts of a compiled graph {@link resumeThread} uses. */
 export interface ResumableGraph<Output> {
   getState(config: RunnableConfig): Promise<{
-    tasks: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }>;
+    /**
+     * A task's interrupts. A local graph names each by `id`; `RemoteGraph` (a graph on an Agent
+     * Server, `@langchain/langgraph/remote`) by `interrupt_id`.
+     */
+    tasks: ReadonlyArray<{
+      interrupts?: ReadonlyArray<{ id?: string; interrupt_id?: string; value?: unknown }>;
+    }>;
     /** Set for a thread that has a checkpoint; absent for a thread id never run. */
     createdAt?: string;
     /** Nodes the thread will run next (empty once it finished). */
@@ -37,8 +43,12 @@ export function approvalInterruptsOf(
 ): Array<{ id?: string; value: ApprovalsInterrupt }> {
   return state.tasks
     .flatMap((task) => task.interrupts ?? [])
-    .filter((pending): pending is { id?: string; value: ApprovalsInterrupt } => {
-      return (pending.value as { type?: unknown } | undefined)?.type === APPROVALS_INTERRUPT;
+    .filter(
+      (pending) => (pending.value as { type?: unknown } | undefined)?.type === APPROVALS_INTERRUPT,
+    )
+    .map((pending) => {
+      const id = pending.id ?? pending.interrupt_id;
+      return { ...(id === undefined ? {} : { id }), value: pending.value as ApprovalsInterrupt };
     });
 }
 
