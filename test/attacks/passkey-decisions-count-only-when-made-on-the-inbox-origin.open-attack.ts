@@ -10,6 +10,7 @@ import { InvitationStore } from '../../src/server/index.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { startTestInbox, type TestInbox } from '../support/inbox.js';
 import { escalate, transferProposal } from '../support/proposals.js';
+import { verifyResealed } from '../support/resealed-bundle.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
 /**
@@ -32,7 +33,7 @@ import { SoftAuthenticator } from '../support/soft-authenticator.js';
  * `checkWebAuthnAssertion`) verifies rpId hash, flags and signature but never the origin the
  * browser reported (http://localhost:3000), nor that the inbox issued the challenge, so the
  * decision counts and the transfer is approved; `verifyEvidence` counts it too (it only lists
- * the origin).
+ * the origin): the second test checks the evidence of that thread.
  *
  * Severity: medium (needs a page on a same-host origin and one passkey prompt the approver
  * accepts; then the approver approved a request they were never shown).
@@ -121,6 +122,22 @@ describeEachDatabase(
         decision,
       );
       expect(proof.proven).toBe(false);
+    });
+
+    it('the evidence holding that off-origin passkey decision does not verify', async () => {
+      const device = await enrolPat();
+      const threadId = 'th-phished-passkey-evidence';
+      const request = await inbox!.manager.request(
+        transferProposal(threadId),
+        escalate('human_required'),
+      );
+      const signed = phishedDecision(device, request, 'http://localhost:3000');
+      await inbox!.manager.decide(request.id, signed).catch(() => undefined);
+      const pat = (await inbox!.directory.get('pat'))!;
+      const result = verifyResealed(threadId, await inbox!.audit.events(threadId), [
+        { id: pat.id, keys: pat.keys.map((key) => ({ ...key })) },
+      ]);
+      expect(result.decisions.find((check) => check.approver === 'pat')?.status).not.toBe('valid');
     });
   },
 );
