@@ -41,6 +41,39 @@ export async function needsConsent(inbox: InboxContext, approver: Approver): Pro
 const ANY_KEY_ROW = 'SELECT 1 FROM veridex_approver_keys WHERE approver_id = $1 LIMIT 1';
 
 /**
+ * Why an admin's inbox invitation may not enrol `approver` without their consent, if it may not
+ * (README "Approvals inbox", invitations). Without consent the link is as good as a first
+ * sign-in, so it may enrol only an identity that admin brought into the directory through the
+ * inbox, holding no roles: an approver the operator added (`veridex approvers invite dave --role
+ * treasury`), another admin's invitee, or anyone an operator has since granted a role is enrolled
+ * only through the operator's invitation — else the admin could enrol her own passkey as them and
+ * decide with their roles, and lock them out of their identity.
+ */
+export async function inboxEnrolmentRefusal(
+  inbox: InboxContext,
+  approver: Approver,
+  admin: string,
+): Promise<string | undefined> {
+  if (approver.roles.length > 0) {
+    return `${approver.id} holds roles an operator granted; only the operator's invitation (\`veridex approvers invite ${approver.id}\`) enrols them`;
+  }
+  const history = await inbox.audit.events(DIRECTORY_AUDIT_THREAD);
+  const added = history.findLast(
+    (event) =>
+      event.type === 'directory_changed' &&
+      event.payload.change === 'approver_added' &&
+      typeof event.payload.approver === 'string' &&
+      sameIdentity(event.payload.approver, approver.id),
+  );
+  const by = added?.payload.authorisedBy as { via?: unknown; approver?: unknown } | undefined;
+  const addedByAdmin =
+    by?.via === 'session' && typeof by.approver === 'string' && sameIdentity(by.approver, admin);
+  return addedByAdmin
+    ? undefined
+    : `${approver.id} was not added to the directory by your inbox invitation; the invitation that added them (the operator's \`veridex approvers invite ${approver.id}\`) enrols them`;
+}
+
+/**
  * The statement an existing approver signs to add the passkey `credentialId` through the
  * invitation `invitation`, with a fresh one-use challenge kept for exactly this enrolment.
  */

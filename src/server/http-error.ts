@@ -16,6 +16,7 @@ const STATUS: Partial<Record<VeridexErrorCode, ContentfulStatusCode>> = {
   admin_required: 403,
   session_mismatch: 403,
   enrolment_unproven: 403,
+  invitation_not_allowed: 403,
   decision_unsigned: 403,
   decision_key_unknown: 403,
   decision_signature_invalid: 403,

@@ -31,7 +31,12 @@ import {
   type WebAuthnApproverKey,
 } from '../identity/index.js';
 import { ChallengeStore } from './challenge-store.js';
-import { checkEnrolmentProof, issueEnrolmentStatement, needsConsent } from './enrolment-proof.js';
+import {
+  checkEnrolmentProof,
+  inboxEnrolmentRefusal,
+  issueEnrolmentStatement,
+  needsConsent,
+} from './enrolment-proof.js';
 import { badInput } from './http-error.js';
 import type { InboxContext } from './inbox-context.js';
 import { SELECT_SIGN_COUNT, UPDATE_SIGN_COUNT } from './sql.js';
@@ -164,6 +169,11 @@ export class Passkeys {
             this.verifyAssertion(assertion as AuthenticationResponseJSON, challenge),
         })
       : undefined;
+    if (!consent && createdBy.via === 'session') {
+      // Checked again here: roles granted, or the approver re-added, since the link was issued.
+      const refusal = await inboxEnrolmentRefusal(this.#inbox, approver, createdBy.approver);
+      if (refusal) throw new VeridexError('enrolment_unproven', refusal);
+    }
     const algorithm = registration.response.publicKeyAlgorithm;
     await this.#inbox.invitations.consume(invitation);
     // Unproven by the approver, through an admin's invitation: whoever opened the link may be

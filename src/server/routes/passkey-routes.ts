@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { VeridexError } from '../../errors/index.js';
 import { type Approver, canonicalIdentity, recordDirectoryChange } from '../../identity/index.js';
 import { requireSession } from '../authenticate.js';
+import { inboxEnrolmentRefusal, needsConsent } from '../enrolment-proof.js';
 import { badInput } from '../http-error.js';
 import type { InboxContext, InboxEnv } from '../inbox-context.js';
 import { invitationLink } from '../invitations.js';
@@ -121,7 +122,8 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
       keyId: session.keyId,
     };
     // An invitation for an existing approver adds nothing by itself: enrolling through it needs
-    // that approver's own signature when they hold (or held) a key (enrolment-proof.ts).
+    // that approver's own signature when they hold (or held) a key, and is refused for one who
+    // never did unless this admin added them here, role-less (enrolment-proof.ts).
     // Roles are an operator's to grant (`veridex approvers add --role`): an admin who could give
     // an approver she enrols any role could give herself, through it, any tier's authority.
     if (body.roles !== undefined && !(Array.isArray(body.roles) && body.roles.length === 0)) {
@@ -129,7 +131,12 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
         'an invitation from the inbox grants no roles; an operator grants them with `veridex approvers add --role`',
       );
     }
-    if (!(await inbox.approvals.directory.get(id))) {
+    const existing = await inbox.approvals.directory.get(id);
+    if (existing && !(await needsConsent(inbox, existing))) {
+      const refusal = await inboxEnrolmentRefusal(inbox, existing, session.approverId);
+      if (refusal) throw new VeridexError('invitation_not_allowed', refusal);
+    }
+    if (!existing) {
       const added = await inbox.approvals.directory.add({
         id,
         ...(typeof body.displayName === 'string' ? { displayName: body.displayName } : {}),

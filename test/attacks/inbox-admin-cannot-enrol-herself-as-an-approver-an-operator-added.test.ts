@@ -117,7 +117,12 @@ describeEachDatabase(
 
       const admin = await inbox!.login('alice');
       const forDave = await post('/api/invitations', { approver: 'dave' }, undefined, admin.token);
-      expect(forDave.status).toBe(200);
+      // Secure at the first step: the inbox refuses the invitation itself.
+      if (forDave.status !== 200) {
+        expect(forDave.status).toBe(403);
+        expect(await forDave.json()).toMatchObject({ error: { code: 'invitation_not_allowed' } });
+        return;
+      }
       const alicesDevice = new SoftAuthenticator(inbox!.server.origin);
       const asDave = await register(
         ((await forDave.json()) as { link: string }).link,
@@ -172,14 +177,35 @@ describeEachDatabase(
       });
     });
 
+    it('control: alice may invite again a new approver she added herself (an expired link), but not one the operator added without roles', async () => {
+      inbox = await startTestInbox(context.db());
+      const admin = await inbox.login('alice');
+      const invite = (approver: string) =>
+        post('/api/invitations', { approver }, undefined, admin.token);
+      expect((await invite('frank')).status).toBe(200);
+      const again = await invite('frank');
+      expect(again.status).toBe(200);
+      const opened = await register(
+        ((await again.json()) as { link: string }).link,
+        new SoftAuthenticator(inbox.server.origin),
+      );
+      expect(opened.status, opened.body).toBe(200);
+      await inbox.directory.add({ id: 'gina', displayName: 'Gina' });
+      const forGina = await invite('gina');
+      expect(forGina.status).toBe(403);
+      expect(await forGina.json()).toMatchObject({ error: { code: 'invitation_not_allowed' } });
+    });
+
     it("after alice's enrolment as dave, dave's own operator invitation still enrols him (the admin cannot lock him out of his identity)", async () => {
       const { operatorInvitation } = await treasuryOnlyInbox(context.db());
       const admin = await inbox!.login('alice');
       const forDave = await post('/api/invitations', { approver: 'dave' }, undefined, admin.token);
-      await register(
-        ((await forDave.json()) as { link: string }).link,
-        new SoftAuthenticator(inbox!.server.origin),
-      );
+      if (forDave.status === 200) {
+        await register(
+          ((await forDave.json()) as { link: string }).link,
+          new SoftAuthenticator(inbox!.server.origin),
+        );
+      }
       // Dave opens the link the operator gave him.
       const davesOwn = await register(
         `${inbox!.server.origin}/#/enrol/${operatorInvitation.token}`,

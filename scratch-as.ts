@@ -1,0 +1,31 @@
+import { Client } from '@langchain/langgraph-sdk';
+import { RemoteGraph } from '@langchain/langgraph/remote';
+import { ApprovalManager } from './src/approvals/index.js';
+import { AuditLog, PostgresAuditStore } from './src/audit/index.js';
+import { createDatabase } from './src/db/index.js';
+import { startResumer } from './src/nodes/index.js';
+import { signAs, testApproverInits } from './test/support/approvers.js';
+
+const url = 'http://127.0.0.1:2098';
+const client = new Client({ apiUrl: url });
+const db = await createDatabase({ url: 'postgres://postgres@127.0.0.1:5432/test' });
+const audit = new AuditLog({ store: new PostgresAuditStore(db) });
+const approvals = new ApprovalManager({ db, audit });
+for (const init of testApproverInits(['alice'])) { try { await approvals.directory.add(init); } catch (e) { console.log('add', (e as Error).message.slice(0,80)); } }
+const thread = await client.threads.create();
+const run = await client.runs.wait(thread.thread_id, 'refunds', { input: { messages: [{ role: 'user', content: 'refund A-7 250' }] } });
+console.log('run result keys', Object.keys(run as object));
+const remote = new RemoteGraph({ graphId: 'refunds', url });
+const state = await remote.getState({ configurable: { thread_id: thread.thread_id } });
+console.log('next', state.next, 'createdAt', state.createdAt, 'tasks', JSON.stringify(state.tasks).slice(0, 400));
+const [pending] = await approvals.listPending({ threadId: thread.thread_id });
+console.log('pending', pending?.id);
+await approvals.decide(pending!.id, signAs(pending!, 'alice'));
+const resumer = startResumer({ graph: remote, db, agentId: 'refund-bot', approvals, audit });
+await new Promise((r) => setTimeout(r, 8000));
+await resumer.stop();
+const after = await remote.getState({ configurable: { thread_id: thread.thread_id } });
+console.log('after next', after.next, JSON.stringify(after.values).slice(-300));
+const { rows } = await db.query(`SELECT type FROM veridex_audit_events WHERE thread_id = $1 ORDER BY seq`, [thread.thread_id]);
+console.log(rows.map((r: any) => r.type).join(' '));
+await db.close();
