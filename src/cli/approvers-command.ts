@@ -10,6 +10,7 @@ import {
   PostgresApproverDirectory,
   recordDirectoryChange,
   serializeApprovers,
+  sponsoredKeys,
 } from '../identity/index.js';
 import { InvitationStore, invitationLink } from '../server/invitations.js';
 import { DATABASE_OPTION_HELP, openCommandDatabase } from './database-option.js';
@@ -143,6 +144,10 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
         return EXIT.ok;
       }
       case 'revoke': {
+        // Revoking an approver also revokes the keys it sponsors: record each of those too.
+        const sponsored = values.key?.[0]
+          ? []
+          : sponsoredKeys(await directory.list(), canonicalIdentity(subject));
         const approver = await directory.revoke(
           canonicalIdentity(subject),
           values.key?.[0] ? { keyId: values.key[0] } : {},
@@ -158,6 +163,16 @@ export async function approversCommand(argv: string[], io: CliIo): Promise<numbe
           at: at ?? new Date().toISOString(),
           authorisedBy: authority,
         });
+        for (const { approver: holder, key } of sponsored) {
+          await recordDirectoryChange(audit, {
+            change: 'key_revoked',
+            approver: holder.id,
+            keyId: key.keyId,
+            at: at ?? new Date().toISOString(),
+            authorisedBy: authority,
+          });
+          io.out(`revoked key ${key.keyId} of ${holder.id} (sponsored by ${approver.id})`);
+        }
         io.out(`revoked ${values.key?.[0] ? `key ${values.key[0]} of ` : ''}${describe(approver)}`);
         return EXIT.ok;
       }

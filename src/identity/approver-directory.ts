@@ -3,7 +3,7 @@ import { readPublicKey } from '../audit/key-files.js';
 import { webauthnKeyId } from '../audit/webauthn-assertion.js';
 import { VeridexError } from '../errors/index.js';
 import type { Approver, ApproverInit, ApproverKey, PasskeyInit } from './approver.js';
-import { canonicalIdentity } from './canonical-identity.js';
+import { canonicalIdentity, sameIdentity } from './canonical-identity.js';
 
 /**
  * Who may decide approvals, and with which keys. Lookups compare identities by
@@ -34,8 +34,10 @@ export interface ApproverDirectory {
     options?: { sponsor?: string },
   ): Promise<Approver>;
   /**
-   * Revokes an approver — and with it each of its keys — or only one of its keys: decisions
-   * not yet counted that were signed with it are refused from then on.
+   * Revokes an approver — and with it each of its keys, and every other approver's key it
+   * sponsors (README "One admin, one vote": whoever opened her invitation may be her) — or only
+   * one of its keys: decisions not yet counted that were signed with them are refused from then
+   * on. Use {@link sponsoredKeys} first to record what the cascade revokes.
    * @throws VeridexError `approver_unknown`.
    */
   revoke(id: string, options?: { keyId?: string }): Promise<Approver>;
@@ -136,4 +138,23 @@ function buildPasskey(init: PasskeyInit, addedAt: string): ApproverKey {
     ...(init.transports ? { transports: [...init.transports].map(String).slice(0, 8) } : {}),
     addedAt,
   };
+}
+
+/**
+ * The active keys, of other approvers, that `sponsor` sponsors: revoking `sponsor` revokes them
+ * too. Keys an operator added (`veridex approvers add-key`) have no sponsor and are kept.
+ */
+export function sponsoredKeys(
+  approvers: readonly Approver[],
+  sponsor: string,
+): Array<{ approver: Approver; key: ApproverKey }> {
+  const found: Array<{ approver: Approver; key: ApproverKey }> = [];
+  for (const approver of approvers) {
+    if (sameIdentity(approver.id, sponsor)) continue;
+    for (const key of approver.keys) {
+      if (key.revokedAt !== undefined || key.sponsor === undefined) continue;
+      if (sameIdentity(key.sponsor, sponsor)) found.push({ approver, key });
+    }
+  }
+  return found;
 }

@@ -19,7 +19,7 @@ export {
   type PasskeyInit,
   type WebAuthnApproverKey,
 } from './approver.js';
-export { type ApproverDirectory, buildApprover } from './approver-directory.js';
+export { type ApproverDirectory, buildApprover, sponsoredKeys } from './approver-directory.js';
 export {
   APPROVERS_FORMAT,
   parseApprovers,

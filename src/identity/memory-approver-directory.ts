@@ -4,6 +4,7 @@ import {
   ambiguous,
   buildApprover,
   buildKey,
+  sponsoredKeys,
   unknownApprover,
 } from './approver-directory.js';
 import { identityKey } from './canonical-identity.js';
@@ -68,6 +69,9 @@ export class MemoryApproverDirectory implements ApproverDirectory {
       // As the database directory does: revoking an approver revokes each of its keys.
       approver.revokedAt ??= at;
       for (const key of approver.keys) key.revokedAt ??= approver.revokedAt;
+      for (const { key } of sponsoredKeys([...this.#byKey.values()], approver.id)) {
+        key.revokedAt ??= approver.revokedAt;
+      }
     } else {
       const key = approver.keys.find((candidate) => candidate.keyId === options.keyId);
       if (!key) throw unknownApprover(`${id} with key ${options.keyId}`);

@@ -6,6 +6,7 @@ import {
   ambiguous,
   buildApprover,
   buildKey,
+  sponsoredKeys,
   unknownApprover,
 } from './approver-directory.js';
 import { canonicalIdentity, identityKey, tryIdentityKey } from './canonical-identity.js';
@@ -258,7 +259,12 @@ export class PostgresApproverDirectory implements ApproverDirectory {
     const revokedAt = this.#now().toISOString();
     if (options.keyId === undefined) {
       const at = approver.revokedAt ?? revokedAt;
+      const sponsored = sponsoredKeys(await this.list(), approver.id);
       await this.#db.transaction(async (tx) => {
+        for (const { approver: holder, key } of sponsored) {
+          const seal = this.seal.sealKey(holder.id, { ...key, revokedAt: at });
+          await tx.query(REVOKE_KEY, [holder.id, key.keyId, at, seal]);
+        }
         if (approver.revokedAt === undefined) {
           const seal = this.seal.sealApprover({ ...approver, revokedAt: at });
           await tx.query(REVOKE_APPROVER, [approver.id, at, seal]);

@@ -377,7 +377,7 @@ describe('approver lists that cannot be compared', () => {
       const approver = await listed(id);
       return approver && approver.id === 'carol' ? { ...approver, roles: ['\u0000'] } : approver;
     };
-    const manager = new ApprovalManager({ store, approvers: directory });
+    const manager = new ApprovalManager({ store, audit: new AuditLog(), approvers: directory });
     const request = await manager.request(proposal(), escalate('human_required'));
     await store.update(request.id, (current) => ({
       next: { ...current, tiers: [{ ...current.tiers[0]!, approvers: ['role:\u0000'] }] },

@@ -6,7 +6,7 @@ import { signLogin } from '../../src/server/index.js';
 import { signAs, testApproverInits, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { startTestInbox, type TestInbox } from '../support/inbox.js';
-import { escalate, transferProposal } from '../support/proposals.js';
+import { approvalsIn, escalate, transferProposal } from '../support/proposals.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
 /**
@@ -49,10 +49,7 @@ describeEachDatabase('a second process racing decisions', (context) => {
   const managers = async () => {
     const approvers = testApproverInits(['alice', 'bob']);
     const other = await context.open();
-    return [
-      new ApprovalManager({ db: context.db(), approvers }),
-      new ApprovalManager({ db: other, approvers }),
-    ] as const;
+    return [approvalsIn(context.db(), { approvers }), approvalsIn(other, { approvers })] as const;
   };
 
   it('alice sends two fresh statements through two processes at once: one counts, the other is approver_duplicate', async () => {
