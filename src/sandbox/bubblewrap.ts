@@ -120,7 +120,7 @@ function probePools(
   const limits = { inotifyInstances: 1, inotifyWatches: 1, pseudoTerminals: 1 };
   const refused = tryPrefixed(
     path,
-    [...trialArgs, ...privateDevArgs(identity)],
+    [...trialArgs, ...privateDevArgs({ ...identity, pseudoTerminals: 1 })],
     poolsPrefix(tools, limits),
     user,
   );
@@ -166,7 +166,7 @@ export interface SandboxView {
    * The host identity of the tool, when bubblewrap runs behind the kernel pools layer: `/dev`
    * then holds the call's own bounded devpts (see kernel-pools.ts) instead of `--dev`'s.
    */
-  pooled?: { uid: number; gid: number };
+  pooled?: { uid: number; gid: number; pseudoTerminals: number };
 }
 
 /**

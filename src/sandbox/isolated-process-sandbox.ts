@@ -21,8 +21,7 @@ import {
   weakenedNotice,
 } from './isolated-hardening.js';
 import { JailDiskBudget } from './jail-disk-budget.js';
-import type { KernelPoolLimits } from './kernel-pools.js';
-import { poolsPrefix } from './kernel-pools.js';
+import { type KernelPoolLimits, poolsPrefix } from './kernel-pools.js';
 import {
   childV8Flags,
   type ProcessSandboxOptions,
@@ -90,8 +89,9 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
    * Defences this host may lack that the operator accepts to run without, by name (default
    * none: a missing one is `sandbox_unavailable`). `identity`: a root agent's tools run as host
    * root; `seccomp`: no system call filter; `memory_cgroup`: no cgroup; `kernel_pools`: no
-   * per-call bound on pseudo-terminals and inotify (one call can take what every sandbox shares). Every call of a weakened sandbox records a
-   * `security_event` naming them; {@link IsolatedProcessSandbox.configuration} shows them.
+   * per-call bound on pseudo-terminals and inotify (one call can take what every sandbox
+   * shares). Every call of a weakened sandbox records a `security_event` naming them;
+   * {@link IsolatedProcessSandbox.configuration} shows them.
    */
   allowWeaker?: readonly WeakerMode[];
 }
@@ -113,9 +113,14 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
  * is one line. Child processes are allowed (they are confined too).
  *
  * What a call costs the host is counted by a cgroup of its own (see {@link SandboxResources}):
- * `memoryMb` plus 128 MB of user and kernel memory together, `maxProcesses` tasks.
+ * `memoryMb` plus 128 MB of user and kernel memory together, `maxProcesses` tasks; what it
+ * writes to the jail by a watchdog over the jail's file system and RLIMIT_FSIZE (`jailWriteMb`,
+ * `jailWriteFiles`, see {@link JailDiskBudget}); its share of the host's pseudo-terminals and
+ * inotify instances by namespaces of its own (`maxPseudoTerminals`, `maxInotifyInstances`,
+ * `maxInotifyWatches`, see kernel-pools.ts).
  *
- * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces, and a writable cgroup (unless
+ * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces, util-linux `unshare` and
+ * `mount` (unless `allowWeaker: ['kernel_pools']`) and a writable cgroup (unless
  * `allowWeaker: ['memory_cgroup']`); without them the constructor throws `sandbox_unavailable`
  * (check first with {@link IsolatedProcessSandbox.availability}).
  *
@@ -298,7 +303,13 @@ export class IsolatedProcessSandbox implements Sandbox {
       seccomp: this.configuration.seccomp,
       ...(socket ? { egressSocket: socket } : {}),
       ...(this.#bwrap.pools
-        ? { pooled: { uid: this.configuration.hostUid, gid: this.configuration.hostGid } }
+        ? {
+            pooled: {
+              uid: this.configuration.hostUid,
+              gid: this.configuration.hostGid,
+              pseudoTerminals: this.#pools.pseudoTerminals,
+            },
+          }
         : {}),
     };
     // The call's own bounds on the host's shared pseudo-terminals and inotify (kernel-pools.ts);

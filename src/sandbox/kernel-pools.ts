@@ -33,8 +33,9 @@ export interface PoolTools {
 const SETUP = [
   'echo "$1" > /proc/sys/user/max_inotify_instances || exit 126',
   'echo "$2" > /proc/sys/user/max_inotify_watches || exit 126',
-  // ptmxmode 0666 and mode 620: bubblewrap's own devpts options.
-  '"$4" -t devpts -o "newinstance,ptmxmode=0666,mode=620,max=$3" devpts /dev/pts || exit 126',
+  // ptmxmode 0666 and mode 620: bubblewrap's own devpts options. None at all for 0: devpts
+  // reads `max=0` as no bound (it allocates indexes up to max - 1, unsigned).
+  '[ "$3" = 0 ] || "$4" -t devpts -o "newinstance,ptmxmode=0666,mode=620,max=$3" devpts /dev/pts || exit 126',
   'shift 4',
   'exec "$@"',
 ].join('; ');
@@ -71,11 +72,15 @@ export function poolsPrefix(tools: PoolTools, limits: KernelPoolLimits): string[
 /**
  * bubblewrap arguments for `/dev` with the pools layer: what its `--dev` builds (the host's
  * null, zero, full, random, urandom and tty nodes; the standard descriptor links; `shm`),
- * but with the call's own bounded devpts at `/dev/pts` instead of an unbounded one. And, as
- * bubblewrap now runs as root of the pools namespace, the host identity the tool had before
- * (`uid`, `gid`), so the tool sees the same ids.
+ * but with the call's own bounded devpts at `/dev/pts` instead of an unbounded one (none, and
+ * no `/dev/ptmx`, for 0 terminals). And, as bubblewrap now runs as root of the pools
+ * namespace, the host identity the tool had before (`uid`, `gid`), so the tool sees the same ids.
  */
-export function privateDevArgs(identity: { uid: number; gid: number }): string[] {
+export function privateDevArgs(identity: {
+  uid: number;
+  gid: number;
+  pseudoTerminals: number;
+}): string[] {
   const args = ['--uid', String(identity.uid), '--gid', String(identity.gid), '--tmpfs', '/dev'];
   for (const node of ['null', 'zero', 'full', 'random', 'urandom', 'tty']) {
     args.push('--dev-bind', `/dev/${node}`, `/dev/${node}`);
@@ -84,7 +89,9 @@ export function privateDevArgs(identity: { uid: number; gid: number }): string[]
     args.push('--symlink', `/proc/self/fd/${fd}`, `/dev/${name}`);
   });
   args.push('--symlink', '/proc/self/fd', '/dev/fd', '--dir', '/dev/shm');
-  args.push('--dev-bind', '/dev/pts', '/dev/pts', '--symlink', 'pts/ptmx', '/dev/ptmx');
+  if (identity.pseudoTerminals > 0) {
+    args.push('--dev-bind', '/dev/pts', '/dev/pts', '--symlink', 'pts/ptmx', '/dev/ptmx');
+  }
   return args;
 }
 

@@ -240,6 +240,8 @@ export class SandboxChild {
       const encoded = Buffer.from(encodeStoredJson(request), 'utf8');
       child.stdin?.end(this.#awaitsCallStart ? Buffer.concat([CALL_START, encoded]) : encoded);
       await Promise.race([this.#resultEnded, this.#closed]);
+      // Writes since the last poll count too: a call that ends over its jail bound reports it.
+      if (limit === undefined && !aborted && diskExceeded?.()) stop('disk');
       if (limit === undefined && !aborted && this.#resultBytes > 0) response = this.#decode();
       if (response)
         child.kill('SIGKILL'); // it is exiting anyway; do not wait for teardown
