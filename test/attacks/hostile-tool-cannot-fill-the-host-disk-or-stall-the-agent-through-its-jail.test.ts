@@ -141,6 +141,6 @@ describeIsolated('a hostile tool against the jail it writes to', () => {
       rmSync(directory, { recursive: true, force: true });
     }
     // Synchronous, this was ~2–3 s at once, twice.
-    expect(worst, 'longest stall of the agent event loop (ms)').toBeLessThan(250);
+    expect(worst, 'longest stall of the agent event loop (ms)').toBeLessThan(500);
   }, 300_000);
 });
