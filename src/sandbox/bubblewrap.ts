@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { VeridexError } from '../errors/index.js';
+import { findPoolTools, type PoolTools, poolsPrefix, privateDevArgs } from './kernel-pools.js';
 import type { SandboxUser } from './sandbox-identity.js';
-import { trySandbox } from './sandbox-trial.js';
+import { tryPrefixed, trySandbox } from './sandbox-trial.js';
 import { seccompArchitectureSupported } from './seccomp-filter.js';
 
 /** Where the egress proxy socket appears inside the sandbox. */
@@ -23,6 +24,10 @@ export interface Bubblewrap {
   seccompUnavailable?: string;
   /** Why a sandbox cannot start as the requested unprivileged user here; absent when it can. */
   identityUnavailable?: string;
+  /** The programs of the kernel pools layer (kernel-pools.ts), when it works here. */
+  pools?: PoolTools;
+  /** Why the kernel pools layer cannot run here; absent when it can. */
+  poolsUnavailable?: string;
 }
 
 const probes = new Map<string, Bubblewrap | VeridexError>();
@@ -76,9 +81,11 @@ function probeBubblewrap(
     );
   }
   const prlimit = ['/usr/bin/prlimit', '/bin/prlimit'].find(executable);
+  const pools = probePools(path, trialArgs, tried.identityRefused === undefined ? user : undefined);
   return {
     path,
     ...(prlimit ? { prlimit } : {}),
+    ...pools,
     ...(hasSeccomp
       ? tried.seccompRefused === undefined
         ? {}
@@ -94,6 +101,32 @@ function probeBubblewrap(
           identityUnavailable: `bubblewrap could not start as uid ${user?.uid} (${tried.identityRefused}); this kernel may allow user namespaces to root only`,
         }),
   };
+}
+
+/**
+ * Starts the trial sandbox once behind the kernel pools layer, as the sandbox will run (as
+ * `user`, bubblewrap mapping the tool back to that identity).
+ */
+function probePools(
+  path: string,
+  trialArgs: readonly string[],
+  user: SandboxUser | undefined,
+): { pools: PoolTools } | { poolsUnavailable: string } {
+  const tools = findPoolTools();
+  if (tools === undefined) {
+    return { poolsUnavailable: 'util-linux unshare or mount was not found in /usr/bin or /bin' };
+  }
+  const identity = user ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  const limits = { inotifyInstances: 1, inotifyWatches: 1, pseudoTerminals: 1 };
+  const refused = tryPrefixed(
+    path,
+    [...trialArgs, ...privateDevArgs({ ...identity, pseudoTerminals: 1 })],
+    poolsPrefix(tools, limits),
+    user,
+  );
+  return refused === undefined
+    ? { pools: tools }
+    : { poolsUnavailable: `a sandbox behind its own user namespace did not start (${refused})` };
 }
 
 function unavailable(why: string): VeridexError {
@@ -129,11 +162,17 @@ export interface SandboxView {
   tmpMb: number;
   /** Apply the seccomp filter the child reads from {@link SECCOMP_FD}. */
   seccomp?: boolean;
+  /**
+   * The host identity of the tool, when bubblewrap runs behind the kernel pools layer: `/dev`
+   * then holds the call's own bounded devpts (see kernel-pools.ts) instead of `--dev`'s.
+   */
+  pooled?: { uid: number; gid: number; pseudoTerminals: number };
 }
 
 /**
  * bubblewrap arguments for one child: the namespaces above; the system directories and this
- * Node binary read-only; a fresh /proc (this PID namespace only) and a minimal /dev; a private,
+ * Node binary read-only; a fresh /proc (this PID namespace only) and a minimal /dev (with a
+ * bounded devpts of its own behind the kernel pools layer); a private,
  * size-capped /tmp; the tool's files read-only; the jail read-write; then the root and /dev
  * made read-only, so the jail and /tmp are the only writable paths.
  */
@@ -142,7 +181,8 @@ export function sandboxArgs(view: SandboxView): string[] {
   args.push('--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache');
   // /proc/sys read-only: sysctls such as kernel.core_pattern are the host's, whatever namespace
   // the writer is in. /sys is not mounted at all.
-  args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
+  args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
+  args.push(...(view.pooled ? privateDevArgs(view.pooled) : ['--dev', '/dev']));
   args.push('--size', String(view.tmpMb * 1024 * 1024), '--tmpfs', '/tmp');
   for (const path of view.readPaths) args.push('--ro-bind', path, path);
   args.push('--bind', view.jailRoot, view.jailRoot);

@@ -3,16 +3,18 @@
 // filter applies, and which weaker mode the operator accepted by name.
 import { VeridexError } from '../errors/index.js';
 import { type Bubblewrap, bubblewrap } from './bubblewrap.js';
-import { giveJailTo, stripSetIdBits } from './jail-ownership.js';
+import { giveJailTo } from './jail-ownership.js';
+import { stripSetIdBitsInSlices } from './jail-sweep.js';
 import type { SandboxViolation } from './sandbox.js';
 import { requireReachable, type SandboxUser, sandboxUserFor } from './sandbox-identity.js';
 
 /**
  * A defence an operator may run without, by naming it in `allowWeaker`: `identity` (a root
  * agent's sandbox runs as host root), `seccomp` (no system call filter), `memory_cgroup` (no
- * cgroup: memory and processes only watchdog-polled, descriptors capped).
+ * cgroup: memory and processes only watchdog-polled, descriptors capped), `kernel_pools` (no
+ * per-call bound on pseudo-terminals and inotify: one call can take the host's shared pools).
  */
-export type WeakerMode = 'identity' | 'seccomp' | 'memory_cgroup';
+export type WeakerMode = 'identity' | 'seccomp' | 'memory_cgroup' | 'kernel_pools';
 
 /** How one IsolatedProcessSandbox confines its tools; shown by `IsolatedProcessSandbox.configuration`. */
 export interface IsolatedConfiguration {
@@ -34,7 +36,20 @@ export interface Hardening {
 
 // `memory_cgroup` is decided by SandboxResources (cgroup-limits.ts); it is named here so one
 // `allowWeaker` list serves both and a typo in it is refused.
-const WEAKER_MODES: readonly WeakerMode[] = ['identity', 'seccomp', 'memory_cgroup'];
+const WEAKER_MODES: readonly WeakerMode[] = [
+  'identity',
+  'seccomp',
+  'memory_cgroup',
+  'kernel_pools',
+];
+
+/** What each weaker mode of this file leaves undone, for the refusal. */
+const CANNOT: Record<'identity' | 'seccomp' | 'kernel_pools', (user?: SandboxUser) => string> = {
+  identity: (user) => `run tools as the unprivileged uid ${user?.uid} (this agent is root)`,
+  seccomp: () => 'apply its seccomp filter',
+  kernel_pools: () =>
+    "bound each call's pseudo-terminals and inotify instances (kernel pools every sandbox shares)",
+};
 
 /**
  * Probes bubblewrap as the sandbox user with the filter and decides. When the agent is root,
@@ -63,16 +78,17 @@ export function resolveHardening(options: {
   let user = sandboxUserFor(options.sandboxUser);
   const bwrap = bubblewrap(options.bwrapPath, user);
   const weakened: WeakerMode[] = [];
-  const missing: Array<[WeakerMode, string | undefined]> = [
+  const missing: Array<['identity' | 'seccomp' | 'kernel_pools', string | undefined]> = [
     ['identity', bwrap.identityUnavailable],
     ['seccomp', bwrap.seccompUnavailable],
+    ['kernel_pools', bwrap.poolsUnavailable],
   ];
   for (const [mode, why] of missing) {
     if (why === undefined) continue;
     if (!allowed.has(mode)) {
       throw new VeridexError(
         'sandbox_unavailable',
-        `IsolatedProcessSandbox cannot ${mode === 'identity' ? `run tools as the unprivileged uid ${user?.uid} (this agent is root)` : 'apply its seccomp filter'} here: ${why}. Fix the host, or accept the weaker sandbox by name with allowWeaker: ['${mode}'] (recorded in the audit log on every call).`,
+        `IsolatedProcessSandbox cannot ${CANNOT[mode](user)} here: ${why}. Fix the host, or accept the weaker sandbox by name with allowWeaker: ['${mode}'] (recorded in the audit log on every call).`,
         { details: { missing: mode } },
       );
     }
@@ -109,10 +125,15 @@ export function weakenedNotice(configuration: IsolatedConfiguration): SandboxVio
 
 /**
  * Before and after a call (its processes gone): strips set-uid and set-gid bits in the jail and
- * reports each file as a violation (the call's record keeps them bounded and counted).
+ * reports each file as a violation (the call's record keeps them bounded and counted). The walk
+ * yields to the event loop every few milliseconds (see jail-sweep.ts): the tool decides how
+ * many files the jail holds, so the agent's other work must not wait on it.
  */
-export function sweepJail(jailRoot: string, report: (violation: SandboxViolation) => void): void {
-  for (const path of stripSetIdBits(jailRoot)) {
+export async function sweepJail(
+  jailRoot: string,
+  report: (violation: SandboxViolation) => void,
+): Promise<void> {
+  for (const path of await stripSetIdBitsInSlices(jailRoot)) {
     report({
       capability: 'fs',
       target: path,

@@ -20,6 +20,8 @@ import {
   type WeakerMode,
   weakenedNotice,
 } from './isolated-hardening.js';
+import { JailDiskBudget } from './jail-disk-budget.js';
+import { type KernelPoolLimits, poolsPrefix } from './kernel-pools.js';
 import {
   childV8Flags,
   type ProcessSandboxOptions,
@@ -50,6 +52,31 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
   maxOpenFiles?: number;
   /** Size of the private `/tmp` (memory-backed) in MB (default 64). */
   tmpMb?: number;
+  /**
+   * MB one call may take from the jail's file system, and the largest file any of its processes
+   * may write (default 256). Beyond it the call is stopped (`sandbox_limit_exceeded`,
+   * `details.limit: 'disk'`). The jail is a host directory: without this, a call fills the
+   * host's disk.
+   */
+  jailWriteMb?: number;
+  /**
+   * Inodes (files, directories, links) one call may take from the jail's file system (default
+   * 10 000); beyond it the call is stopped (`details.limit: 'disk'`).
+   */
+  jailWriteFiles?: number;
+  /**
+   * inotify instances one call may hold (default 8; `fs.watch` needs one per process). Counted
+   * host-wide per user (`fs.inotify.max_user_instances`, 128 by default), which every sandbox of
+   * a root agent shares.
+   */
+  maxInotifyInstances?: number;
+  /** inotify watches one call may hold (default 8192; host-wide per user: `fs.inotify.max_user_watches`). */
+  maxInotifyWatches?: number;
+  /**
+   * Pseudo-terminals one call may open (default 16; 0: none). The host's non-initial devpts
+   * instances share `kernel.pty.max` minus `kernel.pty.reserve` (3072 by default).
+   */
+  maxPseudoTerminals?: number;
   /** The fetch the parent's egress proxy performs admitted requests with (default `globalThis.fetch`). */
   fetch?: typeof fetch;
   /**
@@ -61,8 +88,10 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
   /**
    * Defences this host may lack that the operator accepts to run without, by name (default
    * none: a missing one is `sandbox_unavailable`). `identity`: a root agent's tools run as host
-   * root; `seccomp`: no system call filter. Every call of a weakened sandbox records a
-   * `security_event` naming them; {@link IsolatedProcessSandbox.configuration} shows them.
+   * root; `seccomp`: no system call filter; `memory_cgroup`: no cgroup; `kernel_pools`: no
+   * per-call bound on pseudo-terminals and inotify (one call can take what every sandbox
+   * shares). Every call of a weakened sandbox records a `security_event` naming them;
+   * {@link IsolatedProcessSandbox.configuration} shows them.
    */
   allowWeaker?: readonly WeakerMode[];
 }
@@ -84,9 +113,14 @@ export interface IsolatedProcessSandboxOptions extends ProcessSandboxOptions {
  * is one line. Child processes are allowed (they are confined too).
  *
  * What a call costs the host is counted by a cgroup of its own (see {@link SandboxResources}):
- * `memoryMb` plus 128 MB of user and kernel memory together, `maxProcesses` tasks.
+ * `memoryMb` plus 128 MB of user and kernel memory together, `maxProcesses` tasks; what it
+ * writes to the jail by a watchdog over the jail's file system and RLIMIT_FSIZE (`jailWriteMb`,
+ * `jailWriteFiles`, see {@link JailDiskBudget}); its share of the host's pseudo-terminals and
+ * inotify instances by namespaces of its own (`maxPseudoTerminals`, `maxInotifyInstances`,
+ * `maxInotifyWatches`, see kernel-pools.ts).
  *
- * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces, and a writable cgroup (unless
+ * Needs Linux, bubblewrap 0.8+ and unprivileged user namespaces, util-linux `unshare` and
+ * `mount` (unless `allowWeaker: ['kernel_pools']`) and a writable cgroup (unless
  * `allowWeaker: ['memory_cgroup']`); without them the constructor throws `sandbox_unavailable`
  * (check first with {@link IsolatedProcessSandbox.availability}).
  *
@@ -100,6 +134,9 @@ export class IsolatedProcessSandbox implements Sandbox {
   readonly #bwrap: Bubblewrap;
   readonly #maxProcesses: number;
   readonly #tmpMb: number;
+  readonly #jailWriteMb: number;
+  readonly #disk: JailDiskBudget;
+  readonly #pools: KernelPoolLimits;
   readonly #fetch: typeof fetch | undefined;
   readonly #resources: SandboxResources;
   readonly #warm = new WarmChildren();
@@ -116,6 +153,16 @@ export class IsolatedProcessSandbox implements Sandbox {
    */
   constructor(options: IsolatedProcessSandboxOptions) {
     this.#options = resolveProcessOptions('IsolatedProcessSandbox', options);
+    this.#jailWriteMb = whole('jailWriteMb', options.jailWriteMb ?? 256, 1);
+    this.#disk = new JailDiskBudget(this.#options.jailRoot, {
+      jailWriteMb: this.#jailWriteMb,
+      jailWriteFiles: whole('jailWriteFiles', options.jailWriteFiles ?? 10_000, 1),
+    });
+    this.#pools = {
+      inotifyInstances: whole('maxInotifyInstances', options.maxInotifyInstances ?? 8, 0),
+      inotifyWatches: whole('maxInotifyWatches', options.maxInotifyWatches ?? 8192, 0),
+      pseudoTerminals: whole('maxPseudoTerminals', options.maxPseudoTerminals ?? 16, 0),
+    };
     const hardening = resolveHardening({
       bwrapPath: options.bwrapPath,
       sandboxUser: options.sandboxUser,
@@ -183,7 +230,8 @@ export class IsolatedProcessSandbox implements Sandbox {
     // Nothing the tool left may carry a set-uid or set-gid bit when its call starts either: an
     // operator's set-gid directory would hand the bit to every directory the tool nests below
     // it, at any depth (a prewarmed child runs no tool code before this call drives it).
-    sweepJail(options.jailRoot, request.onViolation);
+    await sweepJail(options.jailRoot, request.onViolation);
+    request.signal.throwIfAborted();
     const child = this.#warm.take(key, start);
     this.#proxies.get(child)?.attach({ report: request.onViolation, signal: request.signal });
     let response: Awaited<ReturnType<SandboxChild['drive']>>;
@@ -193,7 +241,7 @@ export class IsolatedProcessSandbox implements Sandbox {
           envNames: Object.keys(env),
           ...(egress ? { egressSocket: EGRESS_SOCKET } : {}),
         }),
-        { ...options, maxProcesses: this.#maxProcesses },
+        { ...options, maxProcesses: this.#maxProcesses, disk: this.#disk },
         request.signal,
         tool.name,
       );
@@ -201,7 +249,7 @@ export class IsolatedProcessSandbox implements Sandbox {
       // Once its processes and its cgroup are gone, nothing it left may carry a set-uid or
       // set-gid bit.
       await child.exited;
-      sweepJail(options.jailRoot, request.onViolation);
+      await sweepJail(options.jailRoot, request.onViolation);
       // The next call's sandbox starts now, after this one, so the two do not compete for CPU.
       if (options.prewarm) this.#warm.offer(key, start);
     }
@@ -228,6 +276,7 @@ export class IsolatedProcessSandbox implements Sandbox {
     const resources = this.#resources.forCall({
       memoryMb: options.memoryMb + RSS_HEADROOM_MB,
       maxProcesses: this.#maxProcesses,
+      maxFileMb: this.#jailWriteMb,
     });
     let socket: string | undefined;
     let proxy: EgressProxy | undefined;
@@ -253,7 +302,19 @@ export class IsolatedProcessSandbox implements Sandbox {
       tmpMb: this.#tmpMb,
       seccomp: this.configuration.seccomp,
       ...(socket ? { egressSocket: socket } : {}),
+      ...(this.#bwrap.pools
+        ? {
+            pooled: {
+              uid: this.configuration.hostUid,
+              gid: this.configuration.hostGid,
+              pseudoTerminals: this.#pools.pseudoTerminals,
+            },
+          }
+        : {}),
     };
+    // The call's own bounds on the host's shared pseudo-terminals and inotify (kernel-pools.ts);
+    // absent only where the host cannot and `allowWeaker` names `kernel_pools`.
+    const pools = this.#bwrap.pools ? poolsPrefix(this.#bwrap.pools, this.#pools) : [];
     const limit = this.#bwrap.prlimit
       ? [this.#bwrap.prlimit, `--nproc=${this.#maxProcesses}`, '--']
       : [];
@@ -261,7 +322,15 @@ export class IsolatedProcessSandbox implements Sandbox {
     const [gate, ...gateArgs] = resources.prefix as [string, ...string[]];
     const child = SandboxChild.start({
       command: gate,
-      args: [...gateArgs, this.#bwrap.path, ...sandboxArgs(view), '--', ...limit, ...node],
+      args: [
+        ...gateArgs,
+        ...pools,
+        this.#bwrap.path,
+        ...sandboxArgs(view),
+        '--',
+        ...limit,
+        ...node,
+      ],
       env,
       cwd: options.jailRoot,
       ...(this.configuration.seccomp ? { inputs: [seccompProgram()] } : {}),
@@ -283,4 +352,15 @@ export class IsolatedProcessSandbox implements Sandbox {
     if (proxy) this.#proxies.set(child, proxy);
     return child;
   }
+}
+
+/** `value` when it is a safe integer of at least `least`. @throws VeridexError `config_invalid`. */
+function whole(name: string, value: number, least: number): number {
+  if (!Number.isSafeInteger(value) || value < least) {
+    throw new VeridexError(
+      'config_invalid',
+      `IsolatedProcessSandbox ${name} must be an integer of at least ${least}, got ${value}.`,
+    );
+  }
+  return value;
 }

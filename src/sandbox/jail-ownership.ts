@@ -1,11 +1,10 @@
 // What an IsolatedProcessSandbox does to the jail on the host side (README "Sandboxes"): hands
-// it to the sandbox's unprivileged user before the first call, and after every call removes any
-// set-uid or set-gid bit a tool managed to leave there.
+// it to the sandbox's unprivileged user before the first call (the set-id sweep around every
+// call is jail-sweep.ts).
 import {
   closeSync,
   constants,
   type Dirent,
-  fchmodSync,
   fchownSync,
   fstatSync,
   openSync,
@@ -82,18 +81,4 @@ export function giveJailTo(jailRoot: string, user: SandboxUser): void {
     if (!stat.isDirectory() && stat.nlink > 1) return;
     fchownSync(fd, user.uid, user.gid);
   });
-}
-
-/**
- * Removes set-uid and set-gid bits from everything in the jail; returns the jail-relative paths
- * that had them (the sandbox refuses to set them, so any is an attack that got past that).
- */
-export function stripSetIdBits(jailRoot: string): string[] {
-  const found: string[] = [];
-  walk(jailRoot, (fd, stat, path) => {
-    if ((stat.mode & 0o6000) === 0) return;
-    fchmodSync(fd, stat.mode & 0o1777);
-    found.push(path);
-  });
-  return found;
 }

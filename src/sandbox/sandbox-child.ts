@@ -15,6 +15,11 @@ export interface ChildLimits {
   maxOutputBytes: number;
   /** Threads the child (tree) may have at once; unlimited when absent. */
   maxProcesses?: number;
+  /**
+   * What the call may write to its jail (see jail-disk-budget.ts): `begin` is called when the
+   * call starts, its check at every poll; unbounded when absent.
+   */
+  disk?: { begin(): () => boolean; readonly bound: string };
 }
 
 /** How to start one sandbox child. */
@@ -55,7 +60,7 @@ export interface ChildLaunch {
   awaitsCallStart?: boolean;
 }
 
-type Limit = 'cpu' | 'memory' | 'time' | 'output' | 'processes';
+type Limit = 'cpu' | 'memory' | 'time' | 'output' | 'processes' | 'disk';
 const POLL_MS = 20;
 /** Node itself needs ~40–60 MB resident besides the V8 heap that --max-old-space-size caps. */
 export const RSS_HEADROOM_MB = 128;
@@ -212,6 +217,7 @@ export class SandboxChild {
     };
     const measure = () => (child.pid === undefined ? undefined : this.#usage(child.pid));
     const baseline = measure();
+    const diskExceeded = limits.disk?.begin();
     const wall = setTimeout(() => stop('time'), limits.timeoutMs);
     const monitor = setInterval(() => {
       const usage = measure();
@@ -220,6 +226,7 @@ export class SandboxChild {
       else if (usage.rssMb > limits.memoryMb + RSS_HEADROOM_MB) stop('memory');
       else if (limits.maxProcesses !== undefined && usage.tasks > limits.maxProcesses)
         stop('processes');
+      else if (diskExceeded?.()) stop('disk');
     }, POLL_MS);
     const onAbort = () => stop('abort');
     signal.addEventListener('abort', onAbort, { once: true });
@@ -233,6 +240,8 @@ export class SandboxChild {
       const encoded = Buffer.from(encodeStoredJson(request), 'utf8');
       child.stdin?.end(this.#awaitsCallStart ? Buffer.concat([CALL_START, encoded]) : encoded);
       await Promise.race([this.#resultEnded, this.#closed]);
+      // Writes since the last poll count too: a call that ends over its jail bound reports it.
+      if (limit === undefined && !aborted && diskExceeded?.()) stop('disk');
       if (limit === undefined && !aborted && this.#resultBytes > 0) response = this.#decode();
       if (response)
         child.kill('SIGKILL'); // it is exiting anyway; do not wait for teardown
@@ -248,6 +257,10 @@ export class SandboxChild {
     if (limit === undefined && this.#oomKilled()) limit = 'memory';
     if (limit === undefined && /heap out of memory|Reached heap limit/i.test(this.#stderr))
       limit = 'memory';
+    // The kernel's per-file bound (RLIMIT_FSIZE, set with the jail's bound) ended the process:
+    // its signal, or bubblewrap's exit status for it (128 + SIGXFSZ).
+    if (limit === undefined && limits.disk && (exit.signal === 'SIGXFSZ' || exit.code === 153))
+      limit = 'disk';
     if (limit) throw limitError(toolName, limit, limits);
     if (this.#resultBytes === 0) {
       // A clean exit without a result (code 0, or 13 for a pending top-level await): the
@@ -293,6 +306,7 @@ function limitError(name: string, limit: Limit, limits: ChildLimits): VeridexErr
     time: `ran longer than ${limits.timeoutMs} ms`,
     output: `returned more than ${limits.maxOutputBytes} bytes`,
     processes: `ran more than ${limits.maxProcesses} processes and threads at once`,
+    disk: `wrote more than ${limits.disk?.bound} to its jail`,
   }[limit];
   return new VeridexError(
     'sandbox_limit_exceeded',

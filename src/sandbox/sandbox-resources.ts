@@ -11,6 +11,8 @@ export interface CallLimits {
   /** User and kernel memory of the whole call, in MB. */
   memoryMb: number;
   maxProcesses: number;
+  /** Largest file any process of the call may write, in MB (RLIMIT_FSIZE); unbounded when absent. */
+  maxFileMb?: number;
 }
 
 /** How one call's process is started and accounted (see {@link SandboxResources.forCall}). */
@@ -105,9 +107,11 @@ export class SandboxResources {
       prefix: [
         '/bin/sh',
         '-c',
-        // `ulimit -n` without -S/-H sets both: the tool cannot raise it back (no capabilities).
-        'ulimit -n "$1" || exit 125; shift; read -r _ || exit 125; exec "$@"',
+        // `ulimit` without -S/-H sets both: the tool cannot raise them back (no capabilities).
+        // POSIX counts `ulimit -f` in 512-byte blocks (dash, bash as sh, busybox).
+        '[ "$1" = - ] || ulimit -f "$1" || exit 125; ulimit -n "$2" || exit 125; shift 2; read -r _ || exit 125; exec "$@"',
         'veridex-gate',
+        limits.maxFileMb === undefined ? '-' : String(limits.maxFileMb * 2048),
         String(this.#maxOpenFiles),
       ],
       admit: (pid) => cgroup?.join(pid),

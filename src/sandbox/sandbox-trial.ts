@@ -39,12 +39,26 @@ export function trySandbox(
   };
 }
 
+/**
+ * Runs the trial sandbox behind `prefix` (the kernel pools layer, see kernel-pools.ts), as
+ * `user`; undefined when it ran, else what went wrong.
+ */
+export function tryPrefixed(
+  bwrap: string,
+  args: readonly string[],
+  prefix: readonly string[],
+  user: SandboxUser | undefined,
+): string | undefined {
+  return run(bwrap, args, user, false, prefix);
+}
+
 /** Undefined when the trial sandbox ran; else what went wrong. */
 function run(
   bwrap: string,
   args: readonly string[],
   user: SandboxUser | undefined,
   seccomp: boolean,
+  prefix: readonly string[] = [],
 ): string | undefined {
   let fd: number | undefined;
   if (seccomp) {
@@ -55,17 +69,22 @@ function run(
     rmSync(directory, { recursive: true, force: true });
   }
   try {
-    const trial = spawnSync(
+    const command = [
+      ...prefix,
       bwrap,
-      [...args, ...(seccomp ? ['--seccomp', '4'] : []), '--', process.execPath, '--version'],
-      {
-        encoding: 'utf8',
-        env: {},
-        timeout: 30_000,
-        stdio: ['ignore', 'pipe', 'pipe', 'ignore', fd ?? 'ignore'],
-        ...(user ? { uid: user.uid, gid: user.gid } : {}),
-      },
-    );
+      ...args,
+      ...(seccomp ? ['--seccomp', '4'] : []),
+      '--',
+      process.execPath,
+      '--version',
+    ];
+    const trial = spawnSync(command[0]!, command.slice(1), {
+      encoding: 'utf8',
+      env: {},
+      timeout: 30_000,
+      stdio: ['ignore', 'pipe', 'pipe', 'ignore', fd ?? 'ignore'],
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    });
     if (trial.status === 0) return undefined;
     return (trial.stderr || trial.error?.message || `exit ${trial.status}`).trim();
   } finally {

@@ -9,7 +9,11 @@
 //   empty files makes every later call block the agent's event loop — every other thread, tool
 //   call, timer and HTTP request of the agent — for seconds, twice. The README says the sweep's
 //   cost grows with the jail's size; it does not say the tool decides that size.
-import { rmSync, statSync } from 'node:fs';
+// Fixed (README "Sandboxes"): each call may take `jailWriteMb` (256) of the jail's file system
+// and `jailWriteFiles` (10,000) inodes — a watchdog on the file system's figures, and
+// RLIMIT_FSIZE for any one file — beyond which it is stopped (`details.limit: 'disk'`); the
+// set-id sweep yields to the event loop every few milliseconds, whatever the jail holds.
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { IsolatedProcessSandbox } from '../../src/sandbox/index.js';
@@ -37,6 +41,9 @@ describeIsolated('a hostile tool against the jail it writes to', () => {
       // well below 512 MiB. Today: all 768 MiB are written.
       expect(onDisk, JSON.stringify(result)).toBeLessThan(512);
       expect(JSON.stringify(result)).not.toMatch(/"limit":"(cpu|time|memory)"/);
+      // One file meets the kernel's bound first (RLIMIT_FSIZE: the write fails with EFBIG, which
+      // the tool sees); past it, the watchdog stops the call.
+      expect(JSON.stringify(result)).toMatch(/EFBIG|"limit":"disk"/);
     } finally {
       box.close();
       rmSync(file, { force: true });
@@ -78,5 +85,62 @@ describeIsolated('a hostile tool against the jail it writes to', () => {
       box.close();
       rmSync(directory, { recursive: true, force: true });
     }
+  }, 300_000);
+
+  it('cannot get past the bound by spreading its writes over several files, each under it', async () => {
+    const box = new IsolatedProcessSandbox({
+      jailRoot: jail,
+      jailWriteMb: 64,
+      timeoutMs: 120_000,
+      cpuMs: 120_000,
+    });
+    const directory = join(jail, 'spread');
+    try {
+      // Eight files of 48 MiB: each under the 64 MiB bound (and RLIMIT_FSIZE), 384 MiB in all.
+      const { result } = await runHostileTool(
+        box,
+        shell,
+        `mkdir -p ${directory} && for i in 1 2 3 4 5 6 7 8; do head -c 50331648 /dev/zero > ${directory}/part-$i || exit 1; done; echo done`,
+      );
+      let onDisk = 0;
+      for (const name of readdirSync(directory)) onDisk += statSync(join(directory, name)).size;
+      // The watchdog polls every 20 ms: what one poll lets through at this disk's speed, beside
+      // the bound.
+      expect(onDisk / (1024 * 1024), JSON.stringify(result)).toBeLessThan(64 + 96);
+      expect(result).toMatchObject({
+        status: 'error',
+        error: { code: 'sandbox_limit_exceeded', details: { limit: 'disk' } },
+      });
+    } finally {
+      box.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('does not hold the agent event loop for long when the jail already holds many files', async () => {
+    // However they got there (many calls, each within its bound, or the operator): the set-id
+    // sweep before and after a call walks them all, in slices.
+    const directory = join(jail, 'left');
+    mkdirSync(directory);
+    for (let made = 0; made < 300_000; made++)
+      closeSync(openSync(join(directory, `f${made}`), 'w'));
+    const box = new IsolatedProcessSandbox({ jailRoot: jail });
+    let worst = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last - 10);
+      last = now;
+    }, 10);
+    try {
+      const next = await runHostileTool(box, shell, 'true');
+      expect(next.result).toMatchObject({ status: 'success' });
+    } finally {
+      clearInterval(ticker);
+      box.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+    // Synchronous, this was ~2–3 s at once, twice.
+    expect(worst, 'longest stall of the agent event loop (ms)').toBeLessThan(500);
   }, 300_000);
 });

@@ -10,6 +10,10 @@
 //   every other sandbox's `inotify_init` (fs.watch) fails with EMFILE while it runs.
 // The README says the sandbox user is shared (signals, the egress socket); it does not say that
 // one call can starve the others of these.
+// Fixed (README "Sandboxes", kernel-pools.ts): each call's bubblewrap starts in a user and mount
+// namespace of its own that lowers `user.max_inotify_instances` / `_watches` there (8 / 8192 by
+// default) and mounts a devpts with `max=` (16) as the sandbox's /dev/pts. The pools are still
+// shared: only each call's share is bounded.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { IsolatedProcessSandbox } from '../../src/sandbox/index.js';
