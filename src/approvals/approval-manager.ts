@@ -391,7 +391,11 @@ export class ApprovalManager {
     // hash-chained approval_requested event recorded (an insider who backdates created_at and
     // expires_at opens no tier early).
     const opened = { ...request, createdAt: laterOf(request.createdAt, logged.openedAt) };
-    const withLog = { ...expected, loggedTiers: logged.tiers };
+    const withLog = {
+      ...expected,
+      loggedTiers: logged.tiers,
+      closesFrom: earlierOf(request.createdAt, logged.openedAt),
+    };
     let proof =
       request.status === 'edited'
         ? await proveEdit(opened, withLog, this.directory)
@@ -401,6 +405,12 @@ export class ApprovalManager {
         proven: false,
         reason:
           'the audit log records a rejection of this request, which its row no longer shows (a rejection is final)',
+      };
+    } else if (proof.proven && logged.expired) {
+      proof = {
+        proven: false,
+        reason:
+          'the audit log records that this request expired, which its row no longer shows (an expiry is final)',
       };
     }
     if (!proof.proven) {
@@ -435,11 +445,17 @@ export class ApprovalManager {
   async #loggedFacts(
     request: ApprovalRequest,
     firstTierMs: number,
-  ): Promise<{ rejected: boolean; openedAt?: string; tiers: Map<string, number> }> {
+  ): Promise<{
+    rejected: boolean;
+    expired: boolean;
+    openedAt?: string;
+    tiers: Map<string, number>;
+  }> {
     const tiers = new Map<string, number>();
     const audit = this.#options.audit;
-    if (!audit) return { rejected: false, tiers };
+    if (!audit) return { rejected: false, expired: false, tiers };
     let rejected = false;
+    let expired = false;
     let openedAt: string | undefined;
     for (const event of await audit.events(request.threadId)) {
       if (event.payload.approvalId !== request.id) continue;
@@ -451,6 +467,7 @@ export class ApprovalManager {
           tiers.set(signature, tier);
         }
       }
+      if (event.type === 'approval_resolved' && event.payload.status === 'expired') expired = true;
       if (event.type === 'approval_requested' && openedAt === undefined) {
         // Its expiresAt was set by the same clock as the row's createdAt + the first tier.
         const expires = Date.parse(String(event.payload.expiresAt));
@@ -458,7 +475,7 @@ export class ApprovalManager {
         if (Number.isFinite(at)) openedAt = new Date(at).toISOString();
       }
     }
-    return { rejected, tiers, ...(openedAt ? { openedAt } : {}) };
+    return { rejected, expired, tiers, ...(openedAt ? { openedAt } : {}) };
   }
 
   /** Every request of a thread, oldest first (for evidence and UIs). */
@@ -883,6 +900,10 @@ function checkPackShapes(packs: Record<string, ApprovalPack>): void {
 /** The later of two ISO times (`b` may be missing). */
 function laterOf(a: string, b: string | undefined): string {
   return b !== undefined && Date.parse(b) > Date.parse(a) ? b : a;
+}
+
+function earlierOf(a: string, b: string | undefined): string {
+  return b !== undefined && Date.parse(b) < Date.parse(a) ? b : a;
 }
 
 function notFound(id: string): VeridexError {

@@ -31,6 +31,13 @@ export interface ApprovalExpectation {
    * row's editable label, is the decision's tier.
    */
   loggedTiers?: ReadonlyMap<string, number>;
+  /**
+   * When the request's tiers start to close: the EARLIER of the row's `created_at` and the time
+   * its hash-chained `approval_requested` event recorded (default: the row's). Tiers open from
+   * the later of the two and close from the earlier, so an insider who moves either column
+   * neither opens a tier early nor keeps one open late.
+   */
+  closesFrom?: string;
 }
 
 /** The outcome of re-proving a request from its recorded decisions. */
@@ -193,6 +200,16 @@ async function recordProblem(
   // decided, and two margins in the approver's favour would open a tier early.
   if (!(signedAt >= opensAt)) {
     return `it was signed at ${statement.decidedAt}, before tier "${tier.name}" of the request was open`;
+  }
+  // …and only while it was open: the running configuration's timeouts, not the row's
+  // `expires_at`, say when it closed (an insider who moves the deadline keeps no tier open).
+  // The signed time may run ahead of the server's by the skew the decision was allowed.
+  const closesAt =
+    Date.parse(expected.closesFrom ?? request.createdAt) +
+    expected.tiers.slice(0, record.tier + 1).reduce((sum, each) => sum + each.timeoutMs, 0) +
+    expected.maxClockSkewMs;
+  if (!(signedAt <= closesAt)) {
+    return `it was signed at ${statement.decidedAt}, after tier "${tier.name}" of the request had closed`;
   }
   if (statement.approvalId !== request.id) return 'it was signed for another approval';
   if (statement.proposalHash !== expected.proposalHash) return 'it was signed for another proposal';

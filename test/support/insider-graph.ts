@@ -22,6 +22,8 @@ export interface InsiderGraphOptions {
   /** Directory roles by approver name. */
   roles?: Record<string, string[]>;
   identity?: 'signed' | 'unverified';
+  /** The manager's `maxClockSkewMs` (default its own, 5 minutes). */
+  maxClockSkewMs?: number;
 }
 
 const pay = {
@@ -55,6 +57,7 @@ export async function insiderGraph(db: Database, options: InsiderGraphOptions = 
     audit,
     ...(options.packs ? { packs: options.packs } : {}),
     ...(options.identity ? { identity: options.identity } : {}),
+    ...(options.maxClockSkewMs !== undefined ? { maxClockSkewMs: options.maxClockSkewMs } : {}),
   });
   for (const init of testApproverInits(['alice', 'bob', 'carol'], options.roles ?? {})) {
     await approvals.directory.add(init);

@@ -69,9 +69,13 @@ async function tryDecide(approvals: ApprovalManager, id: string, input: unknown)
 describeEachDatabase('an insider who moves a deadline forward', (context) => {
   it("keeps alice's closed tier open by moving expires_at an hour ahead: alice's late approval does not pay a transfer that escalated to the CFO", async () => {
     const db = context.db();
+    // The proof lets a signed time run ahead of the server's by the manager's skew allowance (a
+    // decision made just before its tier closed, on a clock a little fast): an insider holds a
+    // tier open at most that long. Here 300 ms; the late approval comes ≥ 700 ms after closing.
     const { graph, ledger, approvals } = await insiderGraph(db, {
       route: 'policy_pack',
       packs: leadThenCfo,
+      maxClockSkewMs: 300,
     });
     const pending = await suspendedOn(graph, 't-tier-kept-open');
     await pastDeadline();
