@@ -1,3 +1,4 @@
+import type { NeedleAutomaton } from './needle-automaton.js';
 import {
   type NEAR_NEEDLES,
   NOT_BEFORE,
@@ -10,12 +11,14 @@ import { type Folded, isAlnum } from './scan-folding.js';
 import { isShape, type Occurrences, shapeOccurrences } from './scan-shapes.js';
 
 /**
- * The needles of one folding of a text: each needle's occurrences found once (a near word
- * such as `user` completes hundreds of pairs), then singles and pairs matched with moving
- * pointers. Linear in the folding's length for a fixed needle table.
+ * The needles of one folding of a text: every needle of `automaton` found in one pass over
+ * the folding (a near word such as `user` completes hundreds of pairs, and ~500 triggers are
+ * looked for), each needle's occurrences checked once, then singles and pairs matched with
+ * moving pointers. Linear in the folding's length for a fixed needle table.
  */
 export class NeedleIndex {
   private readonly found = new Map<string, Occurrences>();
+  private starts: number[][] | undefined;
   private gapsBefore: Int32Array | undefined;
 
   constructor(
@@ -23,6 +26,8 @@ export class NeedleIndex {
     private readonly text: string,
     /** For each index of `text`, where its sentence starts (see `pairSentences`). */
     private readonly sentence: Int32Array,
+    /** The string needles looked for (shapes are parsed apart); others are found one by one. */
+    private readonly automaton?: NeedleAutomaton,
   ) {}
 
   /** Where `needle` (a string or a shape of `scan-shapes.ts`) occurs, found once. */
@@ -31,10 +36,19 @@ export class NeedleIndex {
     if (!known) {
       known = isShape(needle)
         ? shapeOccurrences(needle, this.folded, this.text)
-        : occurrences(this.folded, needle);
+        : occurrences(this.folded, needle, this.startsOf(needle));
       this.found.set(needle, known);
     }
     return known;
+  }
+
+  // Where `needle` starts in the folding, from the automaton's one pass; `undefined` for a
+  // needle it does not hold.
+  private startsOf(needle: string): readonly number[] | undefined {
+    const which = this.automaton?.indexOf(needle) ?? -1;
+    if (which < 0) return undefined;
+    this.starts ??= this.automaton!.starts(this.folded.text);
+    return this.starts[which];
   }
 
   /** Adds the finding of folded units `[from, to)`, placed in the original text. */
@@ -102,14 +116,13 @@ export function pairSentences(text: string): Int32Array {
   let lineBlank = false;
   for (let index = 0; index < text.length; index++) {
     start[index] = from;
-    const char = text[index]!;
-    if (char === '\n') {
+    const code = text.charCodeAt(index);
+    if (code === 0x0a) {
       if (lineBlank) from = index + 1;
       lineBlank = true;
-    } else if (char !== ' ' && char !== '\t' && char !== '\r') {
+    } else if (code !== 0x20 && code !== 0x09 && code !== 0x0d) {
       lineBlank = false;
-      const next = text[index + 1];
-      if ('.!?'.includes(char) && (next === undefined || /\s/.test(next))) from = index + 1;
+      if (endsSentence(text, index, code)) from = index + 1;
     }
   }
   start[text.length] = from;
@@ -117,16 +130,35 @@ export function pairSentences(text: string): Int32Array {
 }
 
 /**
- * Every position where `needle` occurs in the folded text as a whole word (and not before a
- * word that makes it none: see `NOT_BEFORE`).
+ * Whether the unit `code` at `index` of `text` ends a sentence: `.`, `!` or `?` before a blank
+ * (what `/\s/` matches) or the end of the text.
  */
-function occurrences(folded: Folded, needle: string): Occurrences {
+export function endsSentence(text: string, index: number, code: number): boolean {
+  if (code !== 0x2e && code !== 0x21 && code !== 0x3f) return false;
+  if (index + 1 >= text.length) return true;
+  const next = text.charCodeAt(index + 1);
+  if (next < 0x80) return next === 0x20 || (next >= 0x09 && next <= 0x0d);
+  return BLANK.test(text[index + 1]!);
+}
+
+const BLANK = /\s/;
+
+/**
+ * Every position where `needle` occurs in the folded text as a whole word (and not before a
+ * word that makes it none: see `NOT_BEFORE`), from `starts` (every position it starts at, in
+ * order) or, without, found with `indexOf`.
+ */
+function occurrences(
+  folded: Folded,
+  needle: string,
+  starts: readonly number[] = indexesOf(folded.text, needle),
+): Occurrences {
   const found: Occurrences = { start: [], end: [] };
   const { text, gap } = folded;
   const checkStart = isAlnum(needle, 0);
   const checkEnd = isAlnum(needle, needle.length - 1);
   const exceptions = NOT_BEFORE.get(needle);
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
+  for (const at of starts) {
     const end = at + needle.length;
     if (checkStart && at > 0 && gap[at] === 0 && isAlnum(text, at - 1)) continue;
     if (checkEnd && end < text.length && gap[end] === 0 && isAlnum(text, end)) continue;
@@ -135,6 +167,13 @@ function occurrences(folded: Folded, needle: string): Occurrences {
     found.end.push(end);
   }
   return found;
+}
+
+// Every index where `needle` starts in `text`, overlapping occurrences included.
+function indexesOf(text: string, needle: string): number[] {
+  const starts: number[] = [];
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) starts.push(at);
+  return starts;
 }
 
 // Whether the folded text holds `word` as a whole word at `at`.

@@ -1,4 +1,5 @@
 import { decodeHtmlEntitiesDeep } from './html-entities.js';
+import { NeedleAutomaton } from './needle-automaton.js';
 import {
   IMAGE_SHAPE,
   NEAR_NEEDLES,
@@ -7,7 +8,7 @@ import {
   SINGLE_NEEDLES,
 } from './poisoning-needles.js';
 import { foldForScan, isAlnum, withoutJoiners } from './scan-folding.js';
-import { NeedleIndex, pairSentences } from './scan-needles.js';
+import { endsSentence, NeedleIndex, pairSentences } from './scan-needles.js';
 import { imageCarriesData, isShape } from './scan-shapes.js';
 import { findComments, findTagBlocks } from './scan-tags.js';
 
@@ -33,6 +34,20 @@ const WORD_SINGLES = SINGLE_NEEDLES.filter(([, needle]) => isWord(needle));
 const MARK_SINGLES = SINGLE_NEEDLES.filter(([, needle]) => !isWord(needle));
 const WORD_PAIRS = NEAR_NEEDLES.filter(([, trigger, near]) => isWord(trigger) && isWord(near));
 const MARK_PAIRS = NEAR_NEEDLES.filter(([, trigger, near]) => !isWord(trigger) || !isWord(near));
+
+// Every string needle of a folding, found together in one pass (shapes are parsed apart).
+const automatonOf = (
+  singles: typeof SINGLE_NEEDLES,
+  pairs: readonly (typeof NEAR_NEEDLES)[number][],
+): NeedleAutomaton => {
+  const needles = [
+    ...singles.map(([, needle]) => needle),
+    ...pairs.flatMap(([, trigger, near]) => [trigger, near]),
+  ];
+  return new NeedleAutomaton([...new Set(needles)].filter((needle) => !isShape(needle)));
+};
+const MARK_NEEDLES = automatonOf(MARK_SINGLES, MARK_PAIRS);
+const WORD_NEEDLES = automatonOf(WORD_SINGLES, WORD_PAIRS);
 
 /**
  * Finds tool-poisoning instructions in an imported description and removes them: blocks in
@@ -96,7 +111,7 @@ export function locatePoisoning(text: string): PoisoningFinding[] {
   const folded = foldForScan(text);
   const sentence = pairSentences(text);
   const found: PoisoningFinding[] = [];
-  const marks = new NeedleIndex(folded, text, sentence);
+  const marks = new NeedleIndex(folded, text, sentence, MARK_NEEDLES);
   marks.find(MARK_SINGLES, MARK_PAIRS, found);
   // A markdown image whose URL carries data leaks it when the reply showing it is rendered.
   const images = marks.of(IMAGE_SHAPE);
@@ -106,11 +121,11 @@ export function locatePoisoning(text: string): PoisoningFinding[] {
     }
   }
   const words = withoutJoiners(folded);
-  new NeedleIndex(words, text, sentence).find(WORD_SINGLES, WORD_PAIRS, found);
+  new NeedleIndex(words, text, sentence, WORD_NEEDLES).find(WORD_SINGLES, WORD_PAIRS, found);
   // Tags dropped (`Ig<b></b>nore`): a second look only when there was a tag to drop.
   const untagged = folded.text.includes('<') ? withoutJoiners(folded, true) : words;
   if (untagged.text.length !== words.text.length) {
-    new NeedleIndex(untagged, text, sentence).find(WORD_SINGLES, WORD_PAIRS, found);
+    new NeedleIndex(untagged, text, sentence, WORD_NEEDLES).find(WORD_SINGLES, WORD_PAIRS, found);
   }
   findTagBlocks(text, folded, found);
   findComments(text, found);
@@ -160,11 +175,8 @@ function sentenceSpans(text: string): { start: Int32Array; end: Int32Array } {
   let from = 0;
   for (let index = 0; index < text.length; index++) {
     start[index] = from;
-    const char = text[index]!;
-    const next = text[index + 1];
-    if (char === '\n' || ('.!?'.includes(char) && (next === undefined || /\s/.test(next)))) {
-      from = index + 1;
-    }
+    const code = text.charCodeAt(index);
+    if (code === 0x0a || endsSentence(text, index, code)) from = index + 1;
   }
   start[text.length] = from;
   let to = text.length;
