@@ -19,6 +19,8 @@ export interface PoisoningFinding {
   end: number;
   /** For a tag block or comment, the index after what goes with it; else its sentence goes. */
   blockEnd?: number;
+  /** Held for review, but nothing is removed (a finding that may be ordinary documentation). */
+  holdOnly?: true;
 }
 
 /**
@@ -285,6 +287,29 @@ export const NOT_BEFORE: ReadonlyMap<string, readonly string[]> = new Map<string
     MODIFIED_BY,
   ]),
 ]);
+
+// Ways a notification reaches a user ("by email", "via SMS"), as folded words.
+const CHANNEL_WORDS = ['by', 'via', 'through', 'over'];
+const CHANNELS = ['email', 'mail', 'sms', 'text', 'push', 'phone', 'webhook', 'slack'];
+const NOTIFICATION_VERBS = ['notify', 'notifying', 'alert', 'alerting'];
+
+/**
+ * Pairs that are no marker when their near word is followed by one of these sequences of
+ * words: a negated notification verb whose user is followed by a channel ("If false, do not
+ * notify the user by email.") says which notification an operation leaves out, not that the
+ * model is to hide something; without a channel ("do not notify the user") it is still a
+ * concealment. Keyed by trigger; matched as whole words in each folding. Another near word
+ * further in the sentence can still complete the pair ("do not notify the user by email or
+ * tell the user").
+ */
+export const NEAR_NOT_BEFORE: ReadonlyMap<string, ReadonlyArray<readonly string[]>> = new Map(
+  NEGATIONS.flatMap((negation) =>
+    NOTIFICATION_VERBS.map((verb): [string, string[][]] => [
+      `${negation}${verb}`,
+      CHANNEL_WORDS.flatMap((word) => CHANNELS.map((channel) => [word, channel])),
+    ]),
+  ),
+);
 
 /** Tags that open a block addressed to the model (`<IMPORTANT>…</IMPORTANT>`). */
 export const HIDDEN_TAGS = [

@@ -1,6 +1,7 @@
 import type { NeedleAutomaton } from './needle-automaton.js';
 import {
   type NEAR_NEEDLES,
+  NEAR_NOT_BEFORE,
   NOT_BEFORE,
   PAIR_WINDOW,
   type PoisoningFinding,
@@ -73,16 +74,33 @@ export class NeedleIndex {
       const nears = this.of(near);
       if (nears.start.length === 0) continue;
       const triggers = this.of(trigger);
+      const unless = NEAR_NOT_BEFORE.get(trigger);
       let next = 0;
       for (let index = 0; index < triggers.start.length; index++) {
         const after = triggers.end[index]!;
         while (next < nears.start.length && nears.start[next]! < after) next++;
         if (next === nears.start.length) break;
-        if (this.near(triggers.start[index]!, after, nears.start[next]!, words)) {
-          this.span(found, kind, triggers.start[index]!, nears.end[next]!);
+        // The first near word in reach completes the pair — unless the words after it make it
+        // none (`NEAR_NOT_BEFORE`); then the next one in reach may (near words in reach are
+        // bounded by the pair's window, so this stays linear).
+        for (let at = next; at < nears.start.length; at++) {
+          if (!this.near(triggers.start[index]!, after, nears.start[at]!, words)) break;
+          if (unless?.some((sequence) => this.followedBy(nears.end[at]!, sequence))) continue;
+          this.span(found, kind, triggers.start[index]!, nears.end[at]!);
+          break;
         }
       }
     }
+  }
+
+  // Whether `sequence` follows folded index `at`, word by word, each a whole word.
+  private followedBy(at: number, sequence: readonly string[]): boolean {
+    let from = at;
+    for (const word of sequence) {
+      if (!wordAt(this.folded, from, word)) return false;
+      from += word.length;
+    }
+    return true;
   }
 
   // Whether a near word at `at` completes the trigger `[from, after)`: in its sentence, and

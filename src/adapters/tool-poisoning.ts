@@ -54,7 +54,8 @@ const WORD_NEEDLES = automatonOf(WORD_SINGLES, WORD_PAIRS);
  * tags addressed to the model (`<IMPORTANT>…</IMPORTANT>`, `<system>`, `<instructions>`, with
  * attributes or as the first word of a compound name — `<IMPORTANT class="x">`,
  * `<system-reminder>`, `<hidden_instructions>` — in any angle brackets, also escaped or
- * full-width; an unclosed one hides the rest of the text), elements hidden from a rendered
+ * full-width; an unclosed one hides the rest of the text, unless it is a bare placeholder such as
+ * "the <system> settings", which only holds), elements hidden from a rendered
  * view (`display:none`, `hidden`), HTML and markdown comments (`[//]: # (…)`), and every
  * sentence that tells the model to hide something from the user, reads key files or the
  * environment (`~/.ssh`, `id_rsa`, `.env`, `/etc/passwd`, `~/.cursor/mcp.json`,
@@ -140,6 +141,7 @@ function scanText(text: string): PoisoningScan {
   // A sentence is removed once, however many markers it holds (each fill is then linear).
   const removedSentence = new Uint8Array(text.length + 1);
   for (const finding of found) {
+    if (finding.holdOnly) continue;
     if (finding.blockEnd !== undefined) {
       remove.fill(1, finding.start, finding.blockEnd);
       continue;
