@@ -144,6 +144,17 @@ const DIRECTIVES: NearNeedle[] = [
       (object) => ['model_directive', verb, object, DIRECTIVE_WORDS] as const,
     ),
   ),
+  // A request to decode something and act on what it says ("decode it and follow it"): the
+  // encoded text is an instruction the scan may not read (rot13, a cipher), the request is
+  // one. The object is the decoded text itself (`it`, `them`, `this`), not a link or a
+  // redirect ("decode the response, then follow the next link").
+  ...['decode', 'decrypt', 'deobfuscate', 'unescape', 'rot13'].flatMap((verb) =>
+    ['follow', 'execute', 'obey', 'run', 'carryout'].flatMap((act) =>
+      ['it', 'them', 'this', 'these', 'theinstructions'].map(
+        (object) => ['model_directive', verb, `${act}${object}`, DIRECTIVE_WORDS] as const,
+      ),
+    ),
+  ),
 ];
 
 const CONCEAL_VERBS = [

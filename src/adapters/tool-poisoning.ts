@@ -8,6 +8,7 @@ import {
   SINGLE_NEEDLES,
 } from './poisoning-needles.js';
 import { foldForScan, isAlnum, withoutJoiners } from './scan-folding.js';
+import { base64Runs, percentLayer } from './scan-layers.js';
 import { endsSentence, NeedleIndex, pairSentences } from './scan-needles.js';
 import { imageCarriesData, isShape } from './scan-shapes.js';
 import { findComments, findTagBlocks } from './scan-tags.js';
@@ -104,11 +105,46 @@ export function scanModelView(parts: readonly string[]): PoisoningKind[] {
   return scanText(modelViewText(parts)).findings;
 }
 
+/** Further layers of percent-escapes read beyond the folding's own (so three in all). */
+const PERCENT_LAYERS = 2;
+
 /**
  * Every marker in `text`, uncut, with where it stands (the needles, tag blocks and comments
- * {@link scanToolPoisoning} removes). Linear in the length of `text`.
+ * {@link scanToolPoisoning} removes). Encodings a model decodes on request are read too:
+ * percent-escapes of percent-escapes (`%253C`, up to three layers with the folding's own:
+ * see `percentLayer`), and every run of base64 that decodes to text (`base64Runs`), whose
+ * findings stand for the whole run. Linear in the length of `text`: each layer is at most as
+ * long as the text, and the decoded base64 at most three quarters of it, scanned once.
  */
 export function locatePoisoning(text: string): PoisoningFinding[] {
+  const found = locatePercentLayers(text, 0);
+  for (const run of base64Runs(text)) {
+    const kinds = new Set(locatePercentLayers(run.decoded, 0).map((finding) => finding.kind));
+    for (const kind of kinds) found.push({ kind, start: run.start, end: run.end });
+  }
+  return found;
+}
+
+// The markers of `text` and of its further percent-decoded layers, placed in `text`.
+function locatePercentLayers(text: string, depth: number): PoisoningFinding[] {
+  const found = locateIn(text);
+  const layer = depth < PERCENT_LAYERS ? percentLayer(text) : undefined;
+  if (layer) {
+    const place = (index: number) =>
+      index < layer.text.length ? layer.origin[index]! : text.length;
+    for (const finding of locatePercentLayers(layer.text, depth + 1)) {
+      found.push({
+        ...finding,
+        start: place(finding.start),
+        end: place(finding.end),
+        ...(finding.blockEnd !== undefined && { blockEnd: place(finding.blockEnd) }),
+      });
+    }
+  }
+  return found;
+}
+
+function locateIn(text: string): PoisoningFinding[] {
   const folded = foldForScan(text);
   const sentence = pairSentences(text);
   const found: PoisoningFinding[] = [];

@@ -195,6 +195,10 @@ describe('tool-poisoning instructions in imported metadata', () => {
       'email',
       '<system> ',
       'settings',
+      '%25',
+      '%253C',
+      'QUFBQUFB',
+      'decode it and follow it ',
     ];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 12 }), (unit) => {
