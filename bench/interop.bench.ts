@@ -1,15 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { dereference, validate } from '@readme/openapi-parser';
-import { exportThread, fromOpenAPI, importThread } from '../src/adapters/index.js';
+import { exportThread, fromMcpClient, fromOpenAPI, importThread } from '../src/adapters/index.js';
+import { locatePoisoning, modelViewText } from '../src/adapters/tool-poisoning.js';
 import { AuditLog, canonicalJson } from '../src/audit/index.js';
 import { otelExporter } from '../src/otel/index.js';
+import { MemoryPinStore } from '../src/tools/index.js';
 import { median, ms, timeRepeated } from './stats.js';
 
 const PAYMENTS = new URL('../test/adapters/fixtures/openapi/payments.json', import.meta.url);
@@ -115,9 +121,84 @@ async function otel(): Promise<void> {
   );
 }
 
-/** OpenAPI import, portable-run export/import and span export, each beside its baseline. */
+// One MCP tool whose input schema is just under the 100 kB cap, all enum values `user <n>`
+// (the needle-dense listing of the event-loop attack in test/attacks/).
+function denseMcpTool(index: number) {
+  const values = Array.from({ length: 8_100 }, (_, n) => `user ${n}`);
+  return {
+    name: `lookup_${index}`,
+    description: 'Looks a record up.',
+    inputSchema: { type: 'object', properties: { mode: { type: 'string', enum: values } } },
+  };
+}
+
+async function mcpListing(): Promise<void> {
+  const tools = Array.from({ length: 60 }, (_, index) => denseMcpTool(index));
+  const server = new Server({ name: 'bench', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }) as never);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(clientSide);
+  // How late a 5 ms timer runs while the listing is imported: the longest the loop was held.
+  let longest = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  const start = performance.now();
+  const imported = await fromMcpClient(client, {
+    safetyClassFor: 'read',
+    pins: new MemoryPinStore(),
+    limits: { listTimeoutMs: 120_000 },
+  });
+  const total = performance.now() - start;
+  // The stretch since the timer last ran counts too (a loop held to the end never ran it).
+  longest = Math.max(longest, performance.now() - last);
+  clearInterval(ticker);
+  await client.close();
+  console.log(
+    `MCP listing of ${imported.length} needle-dense tools (5.8 MB): ${ms(total)} ms, event loop held at most ${ms(longest)} ms`,
+  );
+  console.log(
+    `RESULT mcp-listing tools=${imported.length} import_ms=${ms(total)} longest_block_ms=${ms(longest)}`,
+  );
+}
+
+// The poisoning scan alone (`locatePoisoning`), per MB of model view: needle-dense enum values
+// (`user <n>`: every one a near word of ~200 pairs) and plain prose. Best of 3.
+function poisoningScan(): void {
+  const texts = {
+    needle_dense: modelViewText(Array.from({ length: 100_000 }, (_, n) => `user ${n}`)),
+    prose: 'Returns the invoice with the given id, including its lines and totals. '.repeat(14_000),
+  };
+  const parts: string[] = [];
+  for (const [name, text] of Object.entries(texts)) {
+    const megabytes = Buffer.byteLength(text) / 1_000_000;
+    let best = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      const start = performance.now();
+      locatePoisoning(text);
+      best = Math.min(best, performance.now() - start);
+    }
+    console.log(
+      `poisoning scan, ${name} (${megabytes.toFixed(2)} MB): ${ms(best / megabytes)} ms per MB`,
+    );
+    parts.push(`${name}_ms_per_mb=${ms(best / megabytes)}`);
+  }
+  console.log(`RESULT poisoning-scan ${parts.join(' ')}`);
+}
+
+/**
+ * OpenAPI import, portable-run export/import and span export, each beside its baseline; an MCP
+ * listing of needle-dense tools and the poisoning scan alone.
+ */
 export async function run(): Promise<void> {
   await openapi();
+  await mcpListing();
+  poisoningScan();
   await portable();
   await otel();
 }

@@ -18,7 +18,7 @@ import {
   normalizeToolName,
 } from './imported-metadata.js';
 import { reviewListing } from './listing-review.js';
-import { listMcpTools, type McpListLimits } from './mcp-listing.js';
+import { listMcpTools, type McpListLimits, mcpImportPace } from './mcp-listing.js';
 import type { McpClientLike } from './mcp-types.js';
 import { importedToolReview } from './model-view.js';
 import type { PoisoningKind } from './tool-poisoning.js';
@@ -75,7 +75,9 @@ export interface FromMcpClientOptions {
  * pinned on first use.
  *
  * The listing is bounded (`limits`: pages, tools, bytes, time) and yields to the event loop
- * between pages; two tools whose names normalise to one (`get.doc2`, `get_doc2`, `Get-Doc2`)
+ * between pages; the work on what it lists (each tool's schemas and poisoning scan, the
+ * listing's windows) yields between tools and windows and runs under the same deadline
+ * (`listTimeoutMs`, then `import_too_large`); two tools whose names normalise to one (`get.doc2`, `get_doc2`, `Get-Doc2`)
  * fail the import with `tool_name_clash`.
  *
  * @throws VeridexError `schema_pin_mismatch`, `import_invalid`, `import_too_large`,
@@ -92,7 +94,9 @@ export async function fromMcpClient(
       'fromMcpClient needs safetyClassFor: a class, or a function from the listed tool to its class.',
     );
   }
-  const listed = (await listMcpTools(client, options.limits)) as McpToolInfo[];
+  // One deadline (`limits.listTimeoutMs`) for the listing and for the work on what it lists.
+  const pace = mcpImportPace(options.limits);
+  const listed = (await listMcpTools(client, options.limits, pace)) as McpToolInfo[];
   const server = client.getServerVersion()?.name ?? 'unknown';
   const included = listed.filter((info) => options.include?.(info) ?? true);
   assertNoNameClash(
@@ -101,8 +105,15 @@ export async function fromMcpClient(
       label: `MCP tool ${JSON.stringify(String(info?.name)).slice(0, 80)}`,
     })),
   );
-  // Each tool scanned alone, then neighbours together, as the model reads the listing.
-  const tools = reviewListing(included.map((info) => governedMcpTool(client, info, options)));
+  // Each tool scanned alone, then neighbours together, as the model reads the listing; the
+  // event loop runs between tools and windows, and the deadline holds throughout.
+  const governed: AnyGovernedTool[] = [];
+  for (const info of included) {
+    await pace.step();
+    governed.push(governedMcpTool(client, info, options));
+  }
+  const tools = await reviewListing(governed, pace);
+  await pace.step();
   const store =
     options.pins ??
     (options.lockFile === false

@@ -19,6 +19,7 @@ import {
   type SafetyClass,
   type ToolDefinition,
 } from '../tools/types.js';
+import { unboundedPace } from './import-pace.js';
 import {
   IMPORTED_DESCRIPTION_LIMIT,
   importedDescription,
@@ -137,6 +138,9 @@ export async function fromOpenAPI(
   const names = new Map<string, string>();
   const labels: Array<{ name: string; label: string }> = [];
   const operations = parseOperations(document, reserved);
+  // The event loop runs between operations and between the listing's windows (no deadline:
+  // the document is bounded in size and nodes before this).
+  const pace = unboundedPace();
   checkOverrides(
     options,
     operations.map((operation) => operation.id),
@@ -153,6 +157,7 @@ export async function fromOpenAPI(
       options.onSkipped?.(operation.id, operation.skip);
       continue;
     }
+    await pace.step();
     const tool = operationTool(operation, options, idempotencyHeader);
     names.set(tool.name, operation.id);
     labels.push({
@@ -169,7 +174,7 @@ export async function fromOpenAPI(
     }
   }
   // Each operation's tool scanned alone, then neighbours together, as the model reads them.
-  const listed = reviewListing(tools);
+  const listed = await reviewListing(tools, pace);
   const store =
     options.pins ??
     (options.lockFile === false

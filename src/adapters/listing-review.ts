@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { createGovernedTool } from '../tools/tool.js';
 import type { AnyGovernedTool, ToolDefinition } from '../tools/types.js';
+import { type ImportPace, unboundedPace } from './import-pace.js';
 import { modelViewOf, modelVisibleStrings } from './model-view.js';
 import {
   locatePoisoning,
@@ -26,13 +27,32 @@ const WINDOW_TEXT = 262_144;
  * bridging three tools across a window's edge, through a middle tool read in both, is read
  * only if it fits one of the windows.) Tools already held keep their reasons and gain the new
  * kinds; the hold is not part of the pin, so hashes do not change.
+ *
+ * Asynchronous: `pace` is stepped (see `ImportPace`) before each tool's view is read, each
+ * window scanned and each held tool rebuilt, so the event loop runs between them and the
+ * importer's deadline (if any) ends the review.
  */
-export function reviewListing(tools: readonly AnyGovernedTool[]): AnyGovernedTool[] {
+export async function reviewListing(
+  tools: readonly AnyGovernedTool[],
+  pace: ImportPace = unboundedPace(),
+): Promise<AnyGovernedTool[]> {
   if (tools.length < 2) return [...tools];
-  const texts = tools.map((tool) => modelViewText(modelVisibleStrings(modelViewOf(tool))));
+  const texts: string[] = [];
+  for (const tool of tools) {
+    await pace.step();
+    texts.push(modelViewText(modelVisibleStrings(modelViewOf(tool))));
+  }
   const found = tools.map(() => new Set<PoisoningKind>());
-  for (const [first, last] of windows(texts)) scanWindow(texts, first, last, found);
-  return tools.map((tool, index) => withHold(tool, found[index]!));
+  for (const [first, last] of windows(texts)) {
+    await pace.step();
+    scanWindow(texts, first, last, found);
+  }
+  const reviewed: AnyGovernedTool[] = [];
+  for (const [index, tool] of tools.entries()) {
+    if (found[index]!.size > 0) await pace.step();
+    reviewed.push(withHold(tool, found[index]!));
+  }
+  return reviewed;
 }
 
 // [first, last] index ranges of consecutive tools, at least two a window, each window from

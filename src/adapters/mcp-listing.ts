@@ -1,5 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { VeridexError } from '../errors/index.js';
+import { ImportPace } from './import-pace.js';
 import type { McpClientLike } from './mcp-types.js';
 
 /** Bounds on listing an MCP server's tools (README "Converters"); raise them by name. */
@@ -23,33 +24,56 @@ export const DEFAULT_MCP_LIST_LIMITS: Readonly<Required<McpListLimits>> = Object
 });
 
 /**
- * Every tool an MCP server lists, following `nextCursor` within bounds: a server that answers
- * a fresh cursor forever, huge pages or slow pages makes the import fail with
- * `import_too_large` at the first bound crossed, not run for minutes or exhaust the heap. The
- * loop yields to the event loop between pages (an in-memory or fast transport would otherwise
- * starve timers), passes the time left to each request, and refuses a cursor the server gave
- * before (a loop) with `import_invalid`.
+ * The pace of one MCP import (see `ImportPace`): its deadline is `listTimeoutMs` from now, and
+ * both the listing and the work on what it lists (schemas, the poisoning scan) run under it;
+ * passing it fails the import with `import_too_large`. Validates `limits` first.
  *
- * @throws VeridexError `import_too_large`, `import_invalid`, `config_invalid` (a bad limit).
+ * @throws VeridexError `config_invalid` (a limit that is not a positive integer).
  */
-export async function listMcpTools(
-  client: McpClientLike,
-  limits: McpListLimits = {},
-): Promise<unknown[]> {
+export function mcpImportPace(limits: McpListLimits = {}): ImportPace {
+  const bounds = listBounds(limits);
+  return new ImportPace(performance.now() + bounds.listTimeoutMs, () =>
+    tooLargeList(bounds, `took longer than ${bounds.listTimeoutMs} ms to list and review`),
+  );
+}
+
+function listBounds(limits: McpListLimits): Required<McpListLimits> {
   const bounds = { ...DEFAULT_MCP_LIST_LIMITS, ...limits };
   for (const [name, value] of Object.entries(bounds)) {
     if (!Number.isSafeInteger(value) || value < 1) {
       throw new VeridexError('config_invalid', `limits.${name} must be a positive integer.`);
     }
   }
-  const tooLarge = (what: string): never => {
-    throw new VeridexError(
-      'import_too_large',
-      `The MCP server's tool list ${what}; refusing it. Raise fromMcpClient's limits if the server is trusted to be that large.`,
-      { details: bounds },
-    );
-  };
-  const deadline = performance.now() + bounds.listTimeoutMs;
+  return bounds;
+}
+
+function tooLargeList(bounds: Required<McpListLimits>, what: string): never {
+  throw new VeridexError(
+    'import_too_large',
+    `The MCP server's tool list ${what}; refusing it. Raise fromMcpClient's limits if the server is trusted to be that large.`,
+    { details: bounds },
+  );
+}
+
+/**
+ * Every tool an MCP server lists, following `nextCursor` within bounds: a server that answers
+ * a fresh cursor forever, huge pages or slow pages makes the import fail with
+ * `import_too_large` at the first bound crossed, not run for minutes or exhaust the heap. The
+ * loop yields to the event loop between pages (an in-memory or fast transport would otherwise
+ * starve timers), passes the time left to each request, and refuses a cursor the server gave
+ * before (a loop) with `import_invalid`. The time bound is `pace`'s deadline (by default
+ * `listTimeoutMs` from now), which the importer's later work shares.
+ *
+ * @throws VeridexError `import_too_large`, `import_invalid`, `config_invalid` (a bad limit).
+ */
+export async function listMcpTools(
+  client: McpClientLike,
+  limits: McpListLimits = {},
+  pace: ImportPace = mcpImportPace(limits),
+): Promise<unknown[]> {
+  const bounds = listBounds(limits);
+  const tooLarge = (what: string): never => tooLargeList(bounds, what);
+  const { deadline } = pace;
   const cursors = new Set<string>();
   const listed: unknown[] = [];
   let bytes = 0;

@@ -19,6 +19,8 @@ export interface PoisoningFinding {
   end: number;
   /** For a tag block or comment, the index after what goes with it; else its sentence goes. */
   blockEnd?: number;
+  /** Held for review, but nothing is removed (a finding that may be ordinary documentation). */
+  holdOnly?: true;
 }
 
 /**
@@ -140,6 +142,17 @@ const DIRECTIVES: NearNeedle[] = [
   ...['override', 'bypass'].flatMap((verb) =>
     ['instructions', 'guidelines', 'systemprompt'].map(
       (object) => ['model_directive', verb, object, DIRECTIVE_WORDS] as const,
+    ),
+  ),
+  // A request to decode something and act on what it says ("decode it and follow it"): the
+  // encoded text is an instruction the scan may not read (rot13, a cipher), the request is
+  // one. The object is the decoded text itself (`it`, `them`, `this`), not a link or a
+  // redirect ("decode the response, then follow the next link").
+  ...['decode', 'decrypt', 'deobfuscate', 'unescape', 'rot13'].flatMap((verb) =>
+    ['follow', 'execute', 'obey', 'run', 'carryout'].flatMap((act) =>
+      ['it', 'them', 'this', 'these', 'theinstructions'].map(
+        (object) => ['model_directive', verb, `${act}${object}`, DIRECTIVE_WORDS] as const,
+      ),
     ),
   ),
 ];
@@ -285,6 +298,29 @@ export const NOT_BEFORE: ReadonlyMap<string, readonly string[]> = new Map<string
     MODIFIED_BY,
   ]),
 ]);
+
+// Ways a notification reaches a user ("by email", "via SMS"), as folded words.
+const CHANNEL_WORDS = ['by', 'via', 'through', 'over'];
+const CHANNELS = ['email', 'mail', 'sms', 'text', 'push', 'phone', 'webhook', 'slack'];
+const NOTIFICATION_VERBS = ['notify', 'notifying', 'alert', 'alerting'];
+
+/**
+ * Pairs that are no marker when their near word is followed by one of these sequences of
+ * words: a negated notification verb whose user is followed by a channel ("If false, do not
+ * notify the user by email.") says which notification an operation leaves out, not that the
+ * model is to hide something; without a channel ("do not notify the user") it is still a
+ * concealment. Keyed by trigger; matched as whole words in each folding. Another near word
+ * further in the sentence can still complete the pair ("do not notify the user by email or
+ * tell the user").
+ */
+export const NEAR_NOT_BEFORE: ReadonlyMap<string, ReadonlyArray<readonly string[]>> = new Map(
+  NEGATIONS.flatMap((negation) =>
+    NOTIFICATION_VERBS.map((verb): [string, string[][]] => [
+      `${negation}${verb}`,
+      CHANNEL_WORDS.flatMap((word) => CHANNELS.map((channel) => [word, channel])),
+    ]),
+  ),
+);
 
 /** Tags that open a block addressed to the model (`<IMPORTANT>…</IMPORTANT>`). */
 export const HIDDEN_TAGS = [

@@ -29,16 +29,24 @@ const SEPARATORS = new Set([' ', '\t', '\n', '\r', '\f', '\v', '_', '-', '*', '`
  * `〈` and `⟨` to `<`.
  */
 export function foldForScan(text: string): Folded {
-  const units: string[] = [];
-  const origin: number[] = [];
-  const gap: number[] = [];
+  const out = new FoldBuffer(text.length);
   let pendingGap = true;
   for (let index = 0; index < text.length; ) {
+    const code = text.charCodeAt(index);
+    // Plain ASCII (no escape can start here): the common case, without building strings.
+    if (code < 0x80 && code !== 0x25 /* % */ && code !== 0x5c /* \ */) {
+      if (ASCII_SEPARATOR[code] === 1) pendingGap = true;
+      else if (code >= 0x20) {
+        out.push(code >= 0x41 && code <= 0x5a ? code | 0x20 : code, index, pendingGap);
+        pendingGap = false;
+      }
+      index++;
+      continue;
+    }
     const escaped = escapeAt(text, index);
     const codePoint = escaped ? escaped.codePoint : text.codePointAt(index)!;
     const width = escaped ? escaped.width : codePoint > 0xffff ? 2 : 1;
-    const mapped = foldCodePoint(codePoint);
-    for (const char of mapped) {
+    for (const char of foldCodePoint(codePoint)) {
       if (SEPARATORS.has(char) || char.trim() === '') {
         pendingGap = true;
         continue;
@@ -46,16 +54,70 @@ export function foldForScan(text: string): Folded {
       if (char.charCodeAt(0) < 0x20) continue;
       // One entry per code unit (an astral character is two), so indices line up with `text`.
       for (let unit = 0; unit < char.length; unit++) {
-        units.push(char[unit]!);
-        origin.push(index);
-        gap.push(pendingGap ? 1 : 0);
+        out.pushWide(char.charCodeAt(unit), index, pendingGap);
         pendingGap = false;
       }
     }
-    if (mapped === '' && codePoint < 0x20) pendingGap = true;
     index += width;
   }
-  return { text: units.join(''), origin: Int32Array.from(origin), gap: Uint8Array.from(gap) };
+  return out.folded();
+}
+
+// 1 for the ASCII code units that fold to a gap: the separators and the blanks `trim` drops.
+const ASCII_SEPARATOR = new Uint8Array(0x80);
+for (const char of SEPARATORS) ASCII_SEPARATOR[char.charCodeAt(0)] = 1;
+
+// The folded units, their origins and gaps in typed arrays grown by doubling (a folding is
+// about as long as its text; NFKD can lengthen it).
+class FoldBuffer {
+  private units: Uint16Array;
+  private origin: Int32Array;
+  private gap: Uint8Array;
+  private length = 0;
+  private surrogates = false;
+
+  constructor(capacity: number) {
+    this.units = new Uint16Array(capacity + 16);
+    this.origin = new Int32Array(capacity + 16);
+    this.gap = new Uint8Array(capacity + 16);
+  }
+
+  push(unit: number, origin: number, gap: boolean): void {
+    if (this.length === this.units.length) this.grow();
+    this.units[this.length] = unit;
+    this.origin[this.length] = origin;
+    this.gap[this.length] = gap ? 1 : 0;
+    this.length++;
+  }
+
+  /** {@link push} for a unit that may be half of a surrogate pair (or a lone one). */
+  pushWide(unit: number, origin: number, gap: boolean): void {
+    if (unit >= 0xd800 && unit <= 0xdfff) this.surrogates = true;
+    this.push(unit, origin, gap);
+  }
+
+  folded(): Folded {
+    const units = this.units.subarray(0, this.length);
+    return {
+      // The decoder is exact for well-formed UTF-16; a lone surrogate must be kept as it is.
+      text: this.surrogates ? unitsToString(units) : UTF16.decode(units),
+      origin: this.origin.slice(0, this.length),
+      gap: this.gap.slice(0, this.length),
+    };
+  }
+
+  private grow(): void {
+    const size = this.units.length * 2;
+    const units = new Uint16Array(size);
+    units.set(this.units);
+    const origin = new Int32Array(size);
+    origin.set(this.origin);
+    const gap = new Uint8Array(size);
+    gap.set(this.gap);
+    this.units = units;
+    this.origin = origin;
+    this.gap = gap;
+  }
 }
 
 function foldCodePoint(codePoint: number): string {
@@ -200,6 +262,16 @@ export function withoutJoiners(folded: Folded, dropTags = false): Folded {
     origin: origins.slice(0, length),
     gap: gaps.slice(0, length),
   };
+}
+
+// Code units back to a string, one for one and lone surrogates kept (as `join` kept them), in
+// chunks that stay under the engine's argument limit.
+function unitsToString(units: Uint16Array): string {
+  let text = '';
+  for (let from = 0; from < units.length; from += 8192) {
+    text += String.fromCharCode(...units.subarray(from, from + 8192));
+  }
+  return text;
 }
 
 // Code units back to a string, one for one (a BOM kept, a lone surrogate one U+FFFD).

@@ -1,5 +1,7 @@
+import type { NeedleAutomaton } from './needle-automaton.js';
 import {
   type NEAR_NEEDLES,
+  NEAR_NOT_BEFORE,
   NOT_BEFORE,
   PAIR_WINDOW,
   type PoisoningFinding,
@@ -10,12 +12,14 @@ import { type Folded, isAlnum } from './scan-folding.js';
 import { isShape, type Occurrences, shapeOccurrences } from './scan-shapes.js';
 
 /**
- * The needles of one folding of a text: each needle's occurrences found once (a near word
- * such as `user` completes hundreds of pairs), then singles and pairs matched with moving
- * pointers. Linear in the folding's length for a fixed needle table.
+ * The needles of one folding of a text: every needle of `automaton` found in one pass over
+ * the folding (a near word such as `user` completes hundreds of pairs, and ~500 triggers are
+ * looked for), each needle's occurrences checked once, then singles and pairs matched with
+ * moving pointers. Linear in the folding's length for a fixed needle table.
  */
 export class NeedleIndex {
   private readonly found = new Map<string, Occurrences>();
+  private starts: number[][] | undefined;
   private gapsBefore: Int32Array | undefined;
 
   constructor(
@@ -23,6 +27,8 @@ export class NeedleIndex {
     private readonly text: string,
     /** For each index of `text`, where its sentence starts (see `pairSentences`). */
     private readonly sentence: Int32Array,
+    /** The string needles looked for (shapes are parsed apart); others are found one by one. */
+    private readonly automaton?: NeedleAutomaton,
   ) {}
 
   /** Where `needle` (a string or a shape of `scan-shapes.ts`) occurs, found once. */
@@ -31,10 +37,19 @@ export class NeedleIndex {
     if (!known) {
       known = isShape(needle)
         ? shapeOccurrences(needle, this.folded, this.text)
-        : occurrences(this.folded, needle);
+        : occurrences(this.folded, needle, this.startsOf(needle));
       this.found.set(needle, known);
     }
     return known;
+  }
+
+  // Where `needle` starts in the folding, from the automaton's one pass; `undefined` for a
+  // needle it does not hold.
+  private startsOf(needle: string): readonly number[] | undefined {
+    const which = this.automaton?.indexOf(needle) ?? -1;
+    if (which < 0) return undefined;
+    this.starts ??= this.automaton!.starts(this.folded.text);
+    return this.starts[which];
   }
 
   /** Adds the finding of folded units `[from, to)`, placed in the original text. */
@@ -59,16 +74,33 @@ export class NeedleIndex {
       const nears = this.of(near);
       if (nears.start.length === 0) continue;
       const triggers = this.of(trigger);
+      const unless = NEAR_NOT_BEFORE.get(trigger);
       let next = 0;
       for (let index = 0; index < triggers.start.length; index++) {
         const after = triggers.end[index]!;
         while (next < nears.start.length && nears.start[next]! < after) next++;
         if (next === nears.start.length) break;
-        if (this.near(triggers.start[index]!, after, nears.start[next]!, words)) {
-          this.span(found, kind, triggers.start[index]!, nears.end[next]!);
+        // The first near word in reach completes the pair — unless the words after it make it
+        // none (`NEAR_NOT_BEFORE`); then the next one in reach may (near words in reach are
+        // bounded by the pair's window, so this stays linear).
+        for (let at = next; at < nears.start.length; at++) {
+          if (!this.near(triggers.start[index]!, after, nears.start[at]!, words)) break;
+          if (unless?.some((sequence) => this.followedBy(nears.end[at]!, sequence))) continue;
+          this.span(found, kind, triggers.start[index]!, nears.end[at]!);
+          break;
         }
       }
     }
+  }
+
+  // Whether `sequence` follows folded index `at`, word by word, each a whole word.
+  private followedBy(at: number, sequence: readonly string[]): boolean {
+    let from = at;
+    for (const word of sequence) {
+      if (!wordAt(this.folded, from, word)) return false;
+      from += word.length;
+    }
+    return true;
   }
 
   // Whether a near word at `at` completes the trigger `[from, after)`: in its sentence, and
@@ -102,14 +134,13 @@ export function pairSentences(text: string): Int32Array {
   let lineBlank = false;
   for (let index = 0; index < text.length; index++) {
     start[index] = from;
-    const char = text[index]!;
-    if (char === '\n') {
+    const code = text.charCodeAt(index);
+    if (code === 0x0a) {
       if (lineBlank) from = index + 1;
       lineBlank = true;
-    } else if (char !== ' ' && char !== '\t' && char !== '\r') {
+    } else if (code !== 0x20 && code !== 0x09 && code !== 0x0d) {
       lineBlank = false;
-      const next = text[index + 1];
-      if ('.!?'.includes(char) && (next === undefined || /\s/.test(next))) from = index + 1;
+      if (endsSentence(text, index, code)) from = index + 1;
     }
   }
   start[text.length] = from;
@@ -117,16 +148,35 @@ export function pairSentences(text: string): Int32Array {
 }
 
 /**
- * Every position where `needle` occurs in the folded text as a whole word (and not before a
- * word that makes it none: see `NOT_BEFORE`).
+ * Whether the unit `code` at `index` of `text` ends a sentence: `.`, `!` or `?` before a blank
+ * (what `/\s/` matches) or the end of the text.
  */
-function occurrences(folded: Folded, needle: string): Occurrences {
+export function endsSentence(text: string, index: number, code: number): boolean {
+  if (code !== 0x2e && code !== 0x21 && code !== 0x3f) return false;
+  if (index + 1 >= text.length) return true;
+  const next = text.charCodeAt(index + 1);
+  if (next < 0x80) return next === 0x20 || (next >= 0x09 && next <= 0x0d);
+  return BLANK.test(text[index + 1]!);
+}
+
+const BLANK = /\s/;
+
+/**
+ * Every position where `needle` occurs in the folded text as a whole word (and not before a
+ * word that makes it none: see `NOT_BEFORE`), from `starts` (every position it starts at, in
+ * order) or, without, found with `indexOf`.
+ */
+function occurrences(
+  folded: Folded,
+  needle: string,
+  starts: readonly number[] = indexesOf(folded.text, needle),
+): Occurrences {
   const found: Occurrences = { start: [], end: [] };
   const { text, gap } = folded;
   const checkStart = isAlnum(needle, 0);
   const checkEnd = isAlnum(needle, needle.length - 1);
   const exceptions = NOT_BEFORE.get(needle);
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
+  for (const at of starts) {
     const end = at + needle.length;
     if (checkStart && at > 0 && gap[at] === 0 && isAlnum(text, at - 1)) continue;
     if (checkEnd && end < text.length && gap[end] === 0 && isAlnum(text, end)) continue;
@@ -135,6 +185,13 @@ function occurrences(folded: Folded, needle: string): Occurrences {
     found.end.push(end);
   }
   return found;
+}
+
+// Every index where `needle` starts in `text`, overlapping occurrences included.
+function indexesOf(text: string, needle: string): number[] {
+  const starts: number[] = [];
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) starts.push(at);
+  return starts;
 }
 
 // Whether the folded text holds `word` as a whole word at `at`.

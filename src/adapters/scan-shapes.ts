@@ -30,8 +30,8 @@ export const isShape = (needle: string): boolean =>
  */
 export function shapeOccurrences(shape: string, folded: Folded, text: string): Occurrences {
   if (shape === HOST_SHAPE) return walk(folded, text, hostAt);
-  if (shape === IMAGE_SHAPE) return walk(folded, text, imageAt);
-  return walk(folded, text, secretVariableAt);
+  if (shape === IMAGE_SHAPE) return walk(folded, text, imageAt, '!');
+  return walk(folded, text, secretVariableAt, '$', '%');
 }
 
 /** Whether the markdown image `[start, end)` has a URL carrying data: a query or `{…}`. */
@@ -50,10 +50,27 @@ function indexWithin(units: string, needle: string, from: number, to: number): n
 // minus the index to resume at (a word read and found to be no match is not read again).
 type Parse = (folded: Folded, text: string, at: number) => number;
 
-// Tries `parse` at each index; a match [at, end) is recorded and the walk resumes at its end.
-function walk(folded: Folded, text: string, parse: Parse): Occurrences {
+// Tries `parse` at each index — or, given `initials` (the units a match can start with), at
+// each index holding one of them; a match [at, end) is recorded and the walk resumes at its end.
+function walk(folded: Folded, text: string, parse: Parse, ...initials: string[]): Occurrences {
   const found: Occurrences = { start: [], end: [] };
-  for (let at = 0; at < folded.text.length; ) {
+  const units = folded.text;
+  // The next index from `from` holding an initial, or the length: each initial's next
+  // occurrence is kept and looked for again only once passed, so the skips stay linear.
+  const nextAt = initials.map(() => -1);
+  const skipTo = (from: number): number => {
+    if (initials.length === 0) return from;
+    let least = units.length;
+    for (let which = 0; which < initials.length; which++) {
+      if (nextAt[which]! < from && nextAt[which] !== units.length) {
+        const hit = units.indexOf(initials[which]!, from);
+        nextAt[which] = hit === -1 ? units.length : hit;
+      }
+      least = Math.min(least, nextAt[which]!);
+    }
+    return least;
+  };
+  for (let at = skipTo(0); at < units.length; at = skipTo(at)) {
     const end = parse(folded, text, at);
     if (end > at) {
       found.start.push(at);

@@ -17,11 +17,14 @@ interface TagMark {
   hides: boolean;
   /** Folded index just after the tag's `>` (or after its name when none follows soon). */
   after: number;
+  /** A bare opening model tag used as a word of its sentence (see {@link isPlaceholder}). */
+  placeholder: boolean;
 }
 
 /**
  * The tag blocks of a text, each a `hidden_tag` finding from its opening tag to its matching
- * closing tag, or to the end of the text when it is never closed (everything after it goes):
+ * closing tag, or to the end of the text when it is never closed (everything after it goes;
+ * an unclosed placeholder, `the <system> settings`, only holds: see `isPlaceholder`):
  *
  * - blocks addressed to the model: a tag whose name begins with a {@link HIDDEN_TAGS} name as
  *   a whole word — `<IMPORTANT>`, `<IMPORTANT class="x">`, `<IMPORTANT_NOTE>`,
@@ -44,7 +47,7 @@ export function findTagBlocks(text: string, folded: Folded, found: PoisoningFind
       at !== -1;
       at = folded.text.indexOf(opener, at + 1)
     ) {
-      const mark = tagAt(folded, at, at + opener.length);
+      const mark = tagAt(folded, text, at, at + opener.length);
       if (mark) marks.push(mark);
     }
   }
@@ -59,7 +62,14 @@ export function findTagBlocks(text: string, folded: Folded, found: PoisoningFind
       end: originOf(to.after),
       blockEnd: toEnd ? text.length : originOf(to.after),
     });
-  modelBlocks(marks, block);
+  const hold = (mark: TagMark) =>
+    found.push({
+      kind: 'hidden_tag',
+      start: originOf(mark.at),
+      end: originOf(mark.after),
+      holdOnly: true,
+    });
+  modelBlocks(marks, block, hold);
   hiddenElements(marks, block);
 }
 
@@ -67,13 +77,19 @@ export function findTagBlocks(text: string, folded: Folded, found: PoisoningFind
 type Block = (from: TagMark, to: TagMark, toEnd?: boolean) => void;
 
 // A model-addressed tag opens a block its closing namesake ends; a stray closing tag is one.
-function modelBlocks(marks: readonly TagMark[], block: Block): void {
+// A placeholder opens one only when a closing namesake follows it; else it is held, uncut.
+function modelBlocks(marks: readonly TagMark[], block: Block, hold: (mark: TagMark) => void): void {
+  const lastClose = new Map<string, number>();
+  for (const [index, mark] of marks.entries()) {
+    if (mark.close && mark.model !== undefined) lastClose.set(mark.model, index);
+  }
   let open: TagMark | undefined;
-  for (const mark of marks) {
+  for (const [index, mark] of marks.entries()) {
     if (mark.model === undefined) continue;
     if (!open) {
       if (mark.close) block(mark, mark);
-      else open = mark;
+      else if (!mark.placeholder || (lastClose.get(mark.model) ?? -1) > index) open = mark;
+      else hold(mark);
     } else if (mark.close && mark.model === open.model) {
       block(open, mark);
       open = undefined;
@@ -107,7 +123,12 @@ function hiddenElements(marks: readonly TagMark[], block: Block): void {
 // Characters that end a tag's name where they stand (the rest are read as joiners inside it).
 const NAME_END = new Set(['<', '>', '/', '&', '=', '"', "'"]);
 
-function tagAt(folded: Folded, at: number, nameStart: number): TagMark | undefined {
+function tagAt(
+  folded: Folded,
+  original: string,
+  at: number,
+  nameStart: number,
+): TagMark | undefined {
   const { text, gap } = folded;
   const close = text[nameStart] === '/';
   const start = close ? nameStart + 1 : nameStart;
@@ -158,7 +179,52 @@ function tagAt(folded: Folded, at: number, nameStart: number): TagMark | undefin
   }
   const element = letters.slice(0, boundaries[0]);
   const hides = !close && !spaced && end !== -1 && hidesElement(folded, wordEnds[0]!, end);
-  return { at, close, element, model, hides, after };
+  const placeholder =
+    !close &&
+    model !== undefined &&
+    letters === model &&
+    end === index &&
+    isPlaceholder(folded, original, at, after);
+  return { at, close, element, model, hides, after, placeholder };
+}
+
+// Words before a noun: a bare tag after one of them is that noun ("the <system> settings").
+const DETERMINERS = new Set([
+  'the',
+  'a',
+  'an',
+  'this',
+  'that',
+  'these',
+  'those',
+  'your',
+  'our',
+  'its',
+  'their',
+  'each',
+  'every',
+  'any',
+]);
+
+/**
+ * Whether the bare tag folded `[at, after)` (a model-addressed name alone, closed by `>` right
+ * after it) is a placeholder — a word of its sentence, as API documentation writes a value to
+ * fill in ("Updates the <system> settings of a tenant.") — rather than the opening of a block:
+ * a determiner stands right before it, and a blank and a word in lower case (in `original`)
+ * right after it. A placeholder opens no block unless its closing tag follows: it holds the
+ * tool for review (a `holdOnly` finding) without cutting the rest of the description, which a
+ * reviewer then reads whole.
+ */
+function isPlaceholder(folded: Folded, original: string, at: number, after: number): boolean {
+  const { text, gap } = folded;
+  if (gap[at] !== 1 || after >= text.length || gap[after] !== 1) return false;
+  const next = original.charCodeAt(folded.origin[after]!);
+  if (next < 0x61 || next > 0x7a) return false;
+  let from = at;
+  while (from > 0 && at - from < 6 && isAlnum(text, from - 1) && (from === at || gap[from] === 0)) {
+    from--;
+  }
+  return (from === 0 || gap[from] === 1) && DETERMINERS.has(text.slice(from, at));
 }
 
 const HIDING_STYLES = ['display:none', 'visibility:hidden', 'fontsize:0', 'opacity:0'];

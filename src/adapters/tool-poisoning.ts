@@ -1,4 +1,5 @@
 import { decodeHtmlEntitiesDeep } from './html-entities.js';
+import { NeedleAutomaton } from './needle-automaton.js';
 import {
   IMAGE_SHAPE,
   NEAR_NEEDLES,
@@ -7,7 +8,8 @@ import {
   SINGLE_NEEDLES,
 } from './poisoning-needles.js';
 import { foldForScan, isAlnum, withoutJoiners } from './scan-folding.js';
-import { NeedleIndex, pairSentences } from './scan-needles.js';
+import { base64Runs, percentLayer } from './scan-layers.js';
+import { endsSentence, NeedleIndex, pairSentences } from './scan-needles.js';
 import { imageCarriesData, isShape } from './scan-shapes.js';
 import { findComments, findTagBlocks } from './scan-tags.js';
 
@@ -34,12 +36,27 @@ const MARK_SINGLES = SINGLE_NEEDLES.filter(([, needle]) => !isWord(needle));
 const WORD_PAIRS = NEAR_NEEDLES.filter(([, trigger, near]) => isWord(trigger) && isWord(near));
 const MARK_PAIRS = NEAR_NEEDLES.filter(([, trigger, near]) => !isWord(trigger) || !isWord(near));
 
+// Every string needle of a folding, found together in one pass (shapes are parsed apart).
+const automatonOf = (
+  singles: typeof SINGLE_NEEDLES,
+  pairs: readonly (typeof NEAR_NEEDLES)[number][],
+): NeedleAutomaton => {
+  const needles = [
+    ...singles.map(([, needle]) => needle),
+    ...pairs.flatMap(([, trigger, near]) => [trigger, near]),
+  ];
+  return new NeedleAutomaton([...new Set(needles)].filter((needle) => !isShape(needle)));
+};
+const MARK_NEEDLES = automatonOf(MARK_SINGLES, MARK_PAIRS);
+const WORD_NEEDLES = automatonOf(WORD_SINGLES, WORD_PAIRS);
+
 /**
  * Finds tool-poisoning instructions in an imported description and removes them: blocks in
  * tags addressed to the model (`<IMPORTANT>…</IMPORTANT>`, `<system>`, `<instructions>`, with
  * attributes or as the first word of a compound name — `<IMPORTANT class="x">`,
  * `<system-reminder>`, `<hidden_instructions>` — in any angle brackets, also escaped or
- * full-width; an unclosed one hides the rest of the text), elements hidden from a rendered
+ * full-width; an unclosed one hides the rest of the text, unless it is a bare placeholder such as
+ * "the <system> settings", which only holds), elements hidden from a rendered
  * view (`display:none`, `hidden`), HTML and markdown comments (`[//]: # (…)`), and every
  * sentence that tells the model to hide something from the user, reads key files or the
  * environment (`~/.ssh`, `id_rsa`, `.env`, `/etc/passwd`, `~/.cursor/mcp.json`,
@@ -88,15 +105,50 @@ export function scanModelView(parts: readonly string[]): PoisoningKind[] {
   return scanText(modelViewText(parts)).findings;
 }
 
+/** Further layers of percent-escapes read beyond the folding's own (so three in all). */
+const PERCENT_LAYERS = 2;
+
 /**
  * Every marker in `text`, uncut, with where it stands (the needles, tag blocks and comments
- * {@link scanToolPoisoning} removes). Linear in the length of `text`.
+ * {@link scanToolPoisoning} removes). Encodings a model decodes on request are read too:
+ * percent-escapes of percent-escapes (`%253C`, up to three layers with the folding's own:
+ * see `percentLayer`), and every run of base64 that decodes to text (`base64Runs`), whose
+ * findings stand for the whole run. Linear in the length of `text`: each layer is at most as
+ * long as the text, and the decoded base64 at most three quarters of it, scanned once.
  */
 export function locatePoisoning(text: string): PoisoningFinding[] {
+  const found = locatePercentLayers(text, 0);
+  for (const run of base64Runs(text)) {
+    const kinds = new Set(locatePercentLayers(run.decoded, 0).map((finding) => finding.kind));
+    for (const kind of kinds) found.push({ kind, start: run.start, end: run.end });
+  }
+  return found;
+}
+
+// The markers of `text` and of its further percent-decoded layers, placed in `text`.
+function locatePercentLayers(text: string, depth: number): PoisoningFinding[] {
+  const found = locateIn(text);
+  const layer = depth < PERCENT_LAYERS ? percentLayer(text) : undefined;
+  if (layer) {
+    const place = (index: number) =>
+      index < layer.text.length ? layer.origin[index]! : text.length;
+    for (const finding of locatePercentLayers(layer.text, depth + 1)) {
+      found.push({
+        ...finding,
+        start: place(finding.start),
+        end: place(finding.end),
+        ...(finding.blockEnd !== undefined && { blockEnd: place(finding.blockEnd) }),
+      });
+    }
+  }
+  return found;
+}
+
+function locateIn(text: string): PoisoningFinding[] {
   const folded = foldForScan(text);
   const sentence = pairSentences(text);
   const found: PoisoningFinding[] = [];
-  const marks = new NeedleIndex(folded, text, sentence);
+  const marks = new NeedleIndex(folded, text, sentence, MARK_NEEDLES);
   marks.find(MARK_SINGLES, MARK_PAIRS, found);
   // A markdown image whose URL carries data leaks it when the reply showing it is rendered.
   const images = marks.of(IMAGE_SHAPE);
@@ -106,11 +158,11 @@ export function locatePoisoning(text: string): PoisoningFinding[] {
     }
   }
   const words = withoutJoiners(folded);
-  new NeedleIndex(words, text, sentence).find(WORD_SINGLES, WORD_PAIRS, found);
+  new NeedleIndex(words, text, sentence, WORD_NEEDLES).find(WORD_SINGLES, WORD_PAIRS, found);
   // Tags dropped (`Ig<b></b>nore`): a second look only when there was a tag to drop.
   const untagged = folded.text.includes('<') ? withoutJoiners(folded, true) : words;
   if (untagged.text.length !== words.text.length) {
-    new NeedleIndex(untagged, text, sentence).find(WORD_SINGLES, WORD_PAIRS, found);
+    new NeedleIndex(untagged, text, sentence, WORD_NEEDLES).find(WORD_SINGLES, WORD_PAIRS, found);
   }
   findTagBlocks(text, folded, found);
   findComments(text, found);
@@ -125,6 +177,7 @@ function scanText(text: string): PoisoningScan {
   // A sentence is removed once, however many markers it holds (each fill is then linear).
   const removedSentence = new Uint8Array(text.length + 1);
   for (const finding of found) {
+    if (finding.holdOnly) continue;
     if (finding.blockEnd !== undefined) {
       remove.fill(1, finding.start, finding.blockEnd);
       continue;
@@ -160,11 +213,8 @@ function sentenceSpans(text: string): { start: Int32Array; end: Int32Array } {
   let from = 0;
   for (let index = 0; index < text.length; index++) {
     start[index] = from;
-    const char = text[index]!;
-    const next = text[index + 1];
-    if (char === '\n' || ('.!?'.includes(char) && (next === undefined || /\s/.test(next)))) {
-      from = index + 1;
-    }
+    const code = text.charCodeAt(index);
+    if (code === 0x0a || endsSentence(text, index, code)) from = index + 1;
   }
   start[text.length] = from;
   let to = text.length;

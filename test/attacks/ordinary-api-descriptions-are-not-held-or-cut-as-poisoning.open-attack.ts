@@ -8,8 +8,10 @@
 // notification endpoints. Each operation is held for review and loses the sentence.
 //
 // Status (scan fix, branch imp-fix-scan): the first three cases pass (`NOT_BEFORE` in
-// poisoning-needles.ts: `you must be|have`, a secret's name before `reset`, `report bugs`);
-// the notification sentence and the `<system>` placeholder stay open (OPEN-ATTACKS.md says why).
+// poisoning-needles.ts: `you must be|have`, a secret's name before `reset`, `report bugs`).
+// Branch importer-fix: the notification sentence passes (`NEAR_NOT_BEFORE`: a channel after
+// the user); the `<system>` placeholder is no longer cut but is still held, by the scan's
+// hold-only finding and by the output sanitiser's role-token hold (OPEN-ATTACKS.md says why).
 //
 // Fix (mechanism): weigh context rather than single needles — a directive needs an object that
 // is a tool call or an instruction to the assistant (`you must … call|pass|send|read`), not a

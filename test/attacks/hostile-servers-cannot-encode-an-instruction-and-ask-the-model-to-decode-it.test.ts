@@ -11,6 +11,9 @@
 // scan the decoded text; scan a rot13 rendering of the folded letters with the same needles;
 // decode escapes to a fixed depth (e.g. three layers of URL/JSON escapes), each layer linear —
 // and treat "decode … and follow/execute/obey" as a directive of its own.
+// (Fixed: base64 runs and further percent layers in `src/adapters/scan-layers.ts`, and the
+// decode-and-follow directive in `poisoning-needles.ts`; rot13 is caught by the directive, not
+// decoded. See OPEN-ATTACKS.md.)
 import { describe, expect, it } from 'vitest';
 import { mcpToolDescribedAs } from './fixtures/poisoned-imports.js';
 

@@ -12,7 +12,8 @@
 // Fix (mechanism): process the listing in steps that yield to the event loop (per tool, and
 // per scan window), under the same deadline as the listing (`import_too_large` when it
 // passes); and cut the scan's constant — find the occurrences of each distinct near word once
-// per text, not once per pair.
+// per text, not once per pair. (Fixed so: `src/adapters/import-pace.ts` and
+// `needle-automaton.ts`; see OPEN-ATTACKS.md.)
 import { describe, expect, it } from 'vitest';
 import { importMcp } from './fixtures/poisoned-imports.js';
 
