@@ -227,6 +227,19 @@ for (const backend of backends) {
       return (await audit.events(threadId)).map((event) => event.type);
     }
 
+    /** The thread's events once the resumer recorded its resume (after the run it resumed). */
+    async function resumedEvents(threadId: string) {
+      return until(
+        `the resumer to record run_resumed on ${threadId}`,
+        async () => {
+          const types = await eventTypes(threadId);
+          return types.includes('run_resumed') ? types : undefined;
+        },
+        60_000,
+        logs,
+      );
+    }
+
     it('an approval decided out of band resumes the run on the server: the refund runs once, no client resumes', async () => {
       const { threadId, pending } = await suspendedRun('A-7', '250.00');
       expect(await eventTypes(threadId)).not.toContain('tool_executed');
@@ -234,10 +247,35 @@ for (const backend of backends) {
       await approvals.decide(pending.id, signAs(pending, 'alice'));
       const last = await finished(threadId);
       expect(String(last.content)).toBe('Done: {"refundId":"rf_A-7"}');
+      const types = await resumedEvents(threadId);
+      expect(types.filter((type) => type === 'tool_executed')).toHaveLength(1);
+      expect((await audit.verify(threadId)).valid).toBe(true);
+    }, 300_000);
+
+    it('a client resumes with a signed decision through the SDK: governance events on the custom stream, the governed call in the events stream, one refund', async () => {
+      const { threadId, pending } = await suspendedRun('A-9', '300.00');
+      // The approver's client signs and resumes itself (the resumer finds the request resumed).
+      const seen: Array<{ event: string; data: unknown }> = [];
+      for await (const part of client.runs.stream(threadId, 'refunds', {
+        command: { resume: signAs(pending, 'alice') },
+        streamMode: ['custom', 'events'],
+      })) {
+        seen.push(part as { event: string; data: unknown });
+      }
+      const custom = seen
+        .filter((part) => part.event.startsWith('custom'))
+        .map((part) => (part.data as { event?: string }).event);
+      expect(custom, logs()).toContain('call_executed');
+      const toolEvents = seen
+        .filter((part) => part.event.startsWith('events'))
+        .map((part) => part.data as { event?: string; name?: string })
+        .filter((data) => data.name === 'refund')
+        .map((data) => data.event);
+      expect(toolEvents).toEqual(expect.arrayContaining(['on_tool_start', 'on_tool_end']));
+      const last = await finished(threadId);
+      expect(String(last.content)).toBe('Done: {"refundId":"rf_A-9"}');
       const types = await eventTypes(threadId);
       expect(types.filter((type) => type === 'tool_executed')).toHaveLength(1);
-      expect(types).toContain('run_resumed');
-      expect((await audit.verify(threadId)).valid).toBe(true);
     }, 300_000);
 
     it('a rejection decided out of band ends the run on the server without the refund', async () => {
@@ -246,10 +284,10 @@ for (const backend of backends) {
         pending.id,
         signAs(pending, 'alice', 'reject', { reason: 'not this one' }),
       );
-      await finished(threadId);
-      const types = await eventTypes(threadId);
+      const last = await finished(threadId);
+      expect(String(last.content)).toMatch(/^Done: .*not this one/);
+      const types = await resumedEvents(threadId);
       expect(types).not.toContain('tool_executed');
-      expect(types).toContain('run_resumed');
     }, 300_000);
   });
 }
