@@ -100,6 +100,7 @@ export const ERROR_CODES = [
   'admin_required',
   'session_mismatch',
   'enrolment_unproven',
+  'input_too_large',
 ] as const;
 
 /** A stable, machine-readable error code. */
