@@ -24,6 +24,8 @@ export interface TrustedApprover {
     revokedAt?: string;
     /** For passkeys: the relying party the credential belongs to. */
     rpId?: string;
+    /** For passkeys: the web origins its decisions count from (the inbox's, sealed at enrolment). */
+    origins?: readonly string[];
     /** The inbox admin whose invitation enrolled the key unproven: the decision speaks for them too. */
     sponsor?: string;
   }>;
@@ -86,6 +88,7 @@ interface DecidedPayload {
       clientDataJSON?: unknown;
       credentialId?: unknown;
       rpId?: unknown;
+      origins?: unknown;
     };
   };
 }
@@ -211,9 +214,30 @@ function checkOne(
     if (trustedKey?.rpId !== undefined && trustedKey.rpId !== rpId) {
       return invalid(`the passkey belongs to ${trustedKey.rpId}, not ${rpId}`);
     }
+    // The origins the decision must come from: the trusted approvers file's for the key when the
+    // auditor gives one, else those the bundle recorded with the decision (which count only with
+    // --trust-bundle-keys). None recorded fails closed, as the gate does.
+    const origins = approvers
+      ? trustedKey?.origins
+      : Array.isArray(signed.webauthn.origins) &&
+          signed.webauthn.origins.every((origin) => typeof origin === 'string')
+        ? (signed.webauthn.origins as string[])
+        : undefined;
+    if (trustedKey !== undefined || !approvers) {
+      if (origins === undefined || origins.length === 0) {
+        return invalid(
+          `passkey ${keyId} records no origin it may decide on (enrolled before origins were recorded)`,
+        );
+      }
+    }
     const check = checkWebAuthnAssertion(
       { authenticatorData, clientDataJSON, signature },
-      { publicKey, rpId, challenge: decisionChallenge(statement) },
+      {
+        publicKey,
+        rpId,
+        challenge: decisionChallenge(statement),
+        ...(origins !== undefined ? { origins } : {}),
+      },
     );
     if (!check.ok)
       return invalid(`the passkey assertion by ${keyId} does not verify: ${check.problem}`);
