@@ -2,6 +2,7 @@ import * as ed from '@noble/ed25519';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalManager } from '../../src/approvals/index.js';
 import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
+import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
 import { signLogin } from '../../src/server/index.js';
 import { signAs, testApproverInits, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
@@ -50,8 +51,17 @@ describeEachDatabase('a second process racing decisions', (context) => {
     const approvers = testApproverInits(['alice', 'bob']);
     const other = await context.open();
     return [
-      new ApprovalManager({ db: context.db(), approvers }),
-      new ApprovalManager({ db: other, approvers }),
+      // Each process with the audit log of its database, as an ApprovalManager over one needs.
+      new ApprovalManager({
+        db: context.db(),
+        approvers,
+        audit: new AuditLog({ store: new PostgresAuditStore(context.db()) }),
+      }),
+      new ApprovalManager({
+        db: other,
+        approvers,
+        audit: new AuditLog({ store: new PostgresAuditStore(other) }),
+      }),
     ] as const;
   };
 
