@@ -650,6 +650,7 @@ export class ApprovalManager {
                   clientDataJSON: signed.webauthn.clientDataJSON,
                   credentialId: key.credentialId,
                   rpId: key.rpId,
+                  ...(key.origins ? { origins: key.origins } : {}),
                 },
               }
             : {}),

@@ -41,6 +41,8 @@ export interface SignedDecisionRecord {
     clientDataJSON: string;
     credentialId: string;
     rpId: string;
+    /** The origins the key may decide on, as the directory sealed them (absent: none recorded). */
+    origins?: string[];
   };
 }
 

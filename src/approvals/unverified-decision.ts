@@ -1,4 +1,4 @@
-import { MAX_REASON_LENGTH } from '../identity/index.js';
+import { describeUnboundedEditedArguments, MAX_REASON_LENGTH } from '../identity/index.js';
 import type { UnverifiedDecision } from './types.js';
 
 /** Why `input` is not a well-formed bare decision, or `undefined` when it is. */
@@ -22,6 +22,8 @@ export function describeMalformedUnverified(input: unknown): string | undefined 
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return 'an edit decision needs editedArgs: the replacement arguments object';
     }
+    const unbounded = describeUnboundedEditedArguments(args);
+    if (unbounded !== undefined) return unbounded;
   }
   return undefined;
 }

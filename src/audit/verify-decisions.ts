@@ -2,16 +2,17 @@ import type { DecisionStatement } from './decision-statement.js';
 import { decisionSigningMessage, reasonHash } from './decision-statement.js';
 import { ed25519KeyId } from './ed25519-signer.js';
 import { verifyEd25519 } from './ed25519-verify.js';
-import { personKey, speakersOf } from './same-person.js';
+import { personKey, speakersOf, trustedSponsorChain } from './same-person.js';
 import { contentHash } from './sha256.js';
 import type { TraceEvent } from './trace-event.js';
 import { checkWebAuthnAssertion, decisionChallenge, webauthnKeyId } from './webauthn-assertion.js';
 
 /**
  * An approver as an auditor trusts them: the public part of the approver directory
- * (`veridex approvers export`). A decision's key is looked up under the exact id its statement
- * names (both sides are canonical); people are counted by identity key (`personKey`), so
- * look-alike ids are one person.
+ * (`veridex approvers export`). A decision's key is looked up under the exact id its event
+ * records (the directory's canonical id; the signed statement may spell it otherwise, `ALICE`,
+ * as the gate accepts, but must have the same identity key); people are counted by identity key
+ * (`personKey`), so look-alike ids are one person.
  */
 export interface TrustedApprover {
   id: string;
@@ -23,6 +24,8 @@ export interface TrustedApprover {
     revokedAt?: string;
     /** For passkeys: the relying party the credential belongs to. */
     rpId?: string;
+    /** For passkeys: the web origins its decisions count from (the inbox's, sealed at enrolment). */
+    origins?: readonly string[];
     /** The inbox admin whose invitation enrolled the key unproven: the decision speaks for them too. */
     sponsor?: string;
   }>;
@@ -55,6 +58,11 @@ export interface DecisionCheck {
   keyTrusted: boolean;
   /** The trusted key's sponsor (see `TrustedApprover`): never one quorum with the sponsor's own decision. */
   sponsor?: string;
+  /**
+   * The whole chain of sponsors above the key (its sponsor, the sponsors of that sponsor's
+   * keys, …) in the trusted approvers: the decision speaks for every one of them.
+   */
+  sponsors?: string[];
   /** Whether the reason shown is the one signed (false also when the log redacted a secret from it). */
   reasonVerified?: boolean;
   problem?: string;
@@ -80,6 +88,7 @@ interface DecidedPayload {
       clientDataJSON?: unknown;
       credentialId?: unknown;
       rpId?: unknown;
+      origins?: unknown;
     };
   };
 }
@@ -162,7 +171,13 @@ function checkOne(
   }
   const { keyId, signature, publicKey } = signed;
   if (statement.approvalId !== approvalId) return invalid('the statement names another approval');
-  if (statement.approver !== base.approver) return invalid('the statement names another approver');
+  // The event records the directory's canonical id; the statement may spell it as its signer
+  // typed it (`ALICE`), which the gate accepts as the same identity (`sameIdentity`). Compare as
+  // the gate does, and look the key up under the event's id only, so no other approver's key
+  // can ever vouch for it.
+  if (personKey(statement.approver) !== personKey(base.approver)) {
+    return invalid('the statement names another approver');
+  }
   if (statement.decision !== base.decision) return invalid('the statement says another decision');
   if (payload.proposalHash !== undefined && statement.proposalHash !== payload.proposalHash) {
     return invalid('the statement is about another proposal than the event');
@@ -180,7 +195,7 @@ function checkOne(
     }
   }
   const trustedKey = (approvers ?? [])
-    .find((candidate) => candidate.id === statement.approver)
+    .find((candidate) => candidate.id === base.approver)
     ?.keys.find((candidate) => candidate.keyId === keyId && candidate.publicKey === publicKey);
   let origin: string | undefined;
   if (signed.webauthn !== undefined) {
@@ -199,9 +214,30 @@ function checkOne(
     if (trustedKey?.rpId !== undefined && trustedKey.rpId !== rpId) {
       return invalid(`the passkey belongs to ${trustedKey.rpId}, not ${rpId}`);
     }
+    // The origins the decision must come from: the trusted approvers file's for the key when the
+    // auditor gives one, else those the bundle recorded with the decision (which count only with
+    // --trust-bundle-keys). None recorded fails closed, as the gate does.
+    const origins = approvers
+      ? trustedKey?.origins
+      : Array.isArray(signed.webauthn.origins) &&
+          signed.webauthn.origins.every((origin) => typeof origin === 'string')
+        ? (signed.webauthn.origins as string[])
+        : undefined;
+    if (trustedKey !== undefined || !approvers) {
+      if (origins === undefined || origins.length === 0) {
+        return invalid(
+          `passkey ${keyId} records no origin it may decide on (enrolled before origins were recorded)`,
+        );
+      }
+    }
     const check = checkWebAuthnAssertion(
       { authenticatorData, clientDataJSON, signature },
-      { publicKey, rpId, challenge: decisionChallenge(statement) },
+      {
+        publicKey,
+        rpId,
+        challenge: decisionChallenge(statement),
+        ...(origins !== undefined ? { origins } : {}),
+      },
     );
     if (!check.ok)
       return invalid(`the passkey assertion by ${keyId} does not verify: ${check.problem}`);
@@ -222,15 +258,14 @@ function checkOne(
   }
   let keyTrusted = false;
   let sponsor: string | undefined;
+  let sponsors: string[] = [];
   if (approvers) {
-    const approver = approvers.find((candidate) => candidate.id === statement.approver);
+    const approver = approvers.find((candidate) => candidate.id === base.approver);
     const key = approver?.keys.find(
       (candidate) => candidate.keyId === keyId && candidate.publicKey === publicKey,
     );
     if (!approver || !key) {
-      return invalid(
-        `key ${keyId} is not a key of "${statement.approver}" in the trusted approvers`,
-      );
+      return invalid(`key ${keyId} is not a key of "${base.approver}" in the trusted approvers`);
     }
     const revokedAt = earliestRevocation(key.revokedAt, approver.revokedAt);
     if (revokedAt !== undefined && !(Date.parse(event.timestamp) < revokedAt.time)) {
@@ -240,11 +275,13 @@ function checkOne(
     }
     keyTrusted = true;
     sponsor = typeof key.sponsor === 'string' ? key.sponsor : undefined;
+    sponsors = trustedSponsorChain(approvers, sponsor);
   }
   return {
     ...base,
     keyId,
     ...(sponsor ? { sponsor } : {}),
+    ...(sponsors.length > 0 ? { sponsors } : {}),
     method: signed.webauthn !== undefined ? 'webauthn' : 'ed25519',
     ...(origin !== undefined ? { origin } : {}),
     status: 'valid',

@@ -280,7 +280,7 @@ function quorumProblem(
   const floor = Math.max(ROUTE_MINIMUM[facts.route] ?? 1, ROUTE_MINIMUM[decidedRoute] ?? 1);
   const required = Math.max(floor, tier?.requiredApprovals ?? facts.requiredApprovals);
   if (required === 0) return undefined;
-  // Distinct people: a decision speaks for its approver and its key's sponsor, each compared by
+  // Distinct people: a decision speaks for its approver and every sponsor up its key's chain, each compared by
   // identity key, so look-alike ids in the trusted approvers are one person.
   const byTier = new Map<number, { used: Set<string>; count: number }>();
   for (const check of decisions) {

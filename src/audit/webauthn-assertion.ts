@@ -24,6 +24,13 @@ export interface WebAuthnExpectation {
   challenge: string;
   /** Whether the authenticator must have verified the user (PIN, biometrics). Default true. */
   requireUserVerification?: boolean;
+  /**
+   * The web origins the assertion must have been made on (`clientData.origin`, exactly). A
+   * passkey answers any page of its relying party's host — another port, or plain http — so a
+   * decision checked without its origins is a signature by the device, not a choice made in the
+   * inbox. Absent: the origin is only reported (enrolment proofs of the directory history).
+   */
+  origins?: readonly string[];
 }
 
 /** What {@link checkWebAuthnAssertion} found: the problem, or the origin the browser reported. */
@@ -54,8 +61,10 @@ export function decisionChallenge(statement: DecisionStatement): string {
  * state): client data of type `webauthn.get` over `challenge`, authenticator data for the
  * relying party `rpId` with user presence (and verification, unless turned off), and the
  * signature over authenticator data ‖ SHA-256(client data) under the COSE key. Synchronous and
- * dependency-light, so `verifyEvidence` can run it; the service additionally checks the origin
- * and the signature counter with `@simplewebauthn/server`.
+ * dependency-light, so `verifyEvidence` can run it. With `origins`, the origin the browser
+ * reported must be one of them; an assertion from a cross-origin frame is always refused. The
+ * service additionally checks its challenge and the signature counter with
+ * `@simplewebauthn/server`.
  */
 export function checkWebAuthnAssertion(
   assertion: WebAuthnAssertion,
@@ -67,7 +76,13 @@ export function checkWebAuthnAssertion(
   const signature = base64url(assertion.signature);
   if (!clientData || !authenticatorData || !signature)
     return fail('the assertion is not base64url');
-  let client: { type?: unknown; challenge?: unknown; origin?: unknown };
+  let client: {
+    type?: unknown;
+    challenge?: unknown;
+    origin?: unknown;
+    crossOrigin?: unknown;
+    topOrigin?: unknown;
+  };
   try {
     client = JSON.parse(clientData.toString('utf8'));
   } catch {
@@ -78,6 +93,16 @@ export function checkWebAuthnAssertion(
     return fail('the assertion was made over another challenge (another statement)');
   }
   if (typeof client.origin !== 'string') return fail('the client data names no origin');
+  // WebAuthn §7.2 steps 9-10: the origin the browser reports, and no assertion from a frame of
+  // another site (crossOrigin true, or a topOrigin, which browsers send only for such frames).
+  if (client.crossOrigin === true || client.topOrigin !== undefined) {
+    return fail(`the assertion was made in a frame embedded by another site (${client.origin})`);
+  }
+  if (expected.origins !== undefined && !expected.origins.includes(client.origin)) {
+    return fail(
+      `the assertion was made on ${client.origin.slice(0, 200)}, not on ${expected.origins.join(' or ') || 'an origin the passkey records'}`,
+    );
+  }
   if (authenticatorData.length < 37) return fail('the authenticator data is truncated');
   const rpIdHash = authenticatorData.subarray(0, 32).toString('hex');
   if (rpIdHash !== sha256Hex(expected.rpId)) {

@@ -101,6 +101,7 @@ export const ERROR_CODES = [
   'session_mismatch',
   'enrolment_unproven',
   'invitation_not_allowed',
+  'input_too_large',
 ] as const;
 
 /** A stable, machine-readable error code. */

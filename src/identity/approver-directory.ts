@@ -121,11 +121,12 @@ function buildPasskey(init: PasskeyInit, addedAt: string): ApproverKey {
     typeof init.rpId !== 'string' ||
     init.rpId === '' ||
     !Number.isInteger(init.algorithm) ||
-    publicKey.length === 0
+    publicKey.length === 0 ||
+    (init.origins !== undefined && !validOrigins(init.origins))
   ) {
     throw new VeridexError(
       'signer_key_invalid',
-      'A passkey needs a base64url credential id, its relying party id, a COSE algorithm and a COSE public key.',
+      'A passkey needs a base64url credential id, its relying party id, a COSE algorithm and a COSE public key (and its origins, if given, as 1 to 8 web origins such as https://inbox.corp.example).',
     );
   }
   return {
@@ -136,6 +137,7 @@ function buildPasskey(init: PasskeyInit, addedAt: string): ApproverKey {
     rpId: init.rpId,
     algorithm: init.algorithm,
     ...(init.transports ? { transports: [...init.transports].map(String).slice(0, 8) } : {}),
+    ...(init.origins ? { origins: [...init.origins] } : {}),
     addedAt,
   };
 }
@@ -157,4 +159,18 @@ export function sponsoredKeys(
     }
   }
   return found;
+}
+
+/** 1 to 8 web origins, each exactly as `URL.origin` serialises it (scheme, host, port). */
+function validOrigins(origins: unknown): boolean {
+  if (!Array.isArray(origins) || origins.length === 0 || origins.length > 8) return false;
+  return origins.every((origin) => {
+    if (typeof origin !== 'string' || origin.length > 512) return false;
+    try {
+      const url = new URL(origin);
+      return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === origin;
+    } catch {
+      return false;
+    }
+  });
 }

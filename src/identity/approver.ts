@@ -33,6 +33,15 @@ export interface WebAuthnApproverKey {
   algorithm: number;
   /** Transports the browser reported (`internal`, `usb`, `hybrid`, …), for sign-in hints. */
   transports?: string[];
+  /**
+   * The web origins (`https://inbox.corp.example`) the passkey may decide on: the inbox's, as
+   * recorded at enrolment and sealed with the key. A passkey is scoped to its relying party's
+   * host, not to a port or scheme, so any page on the same host can ask it for an assertion;
+   * a decision counts only when the browser reported one of these origins, not in a frame.
+   * A passkey enrolled before origins were recorded has none, and decides nothing until it is
+   * enrolled again.
+   */
+  origins?: string[];
   addedAt: string;
   revokedAt?: string;
   /**
@@ -57,6 +66,8 @@ export interface PasskeyInit {
   rpId: string;
   algorithm: number;
   transports?: readonly string[];
+  /** The origins it may decide on (see {@link WebAuthnApproverKey.origins}). */
+  origins?: readonly string[];
 }
 
 /** One person (or service identity) allowed to decide approvals. */

@@ -92,7 +92,7 @@ export async function authenticateDecision(
 /**
  * Why the decision's signature does not verify under `key`, or `undefined` when it does: an
  * Ed25519 signature over the statement, or a passkey assertion over its challenge for the
- * key's relying party. Shared by the check of a decision as it arrives and the re-check of a
+ * key's relying party, made on one of the origins sealed with the key (not in a frame). Shared by the check of a decision as it arrives and the re-check of a
  * stored one before the call it approves runs (`ApprovalManager.prove`).
  */
 export function signatureProblem(
@@ -106,9 +106,19 @@ export function signatureProblem(
       : 'it was changed, or signed over something else';
   }
   if (signed.webauthn === undefined) return 'a passkey decision needs its WebAuthn assertion';
+  // Fail closed for a passkey sealed without origins (enrolled before they were recorded): its
+  // assertions could come from any page of its host. Enrolling it again records the inbox's.
+  if (key.origins === undefined || key.origins.length === 0) {
+    return 'the passkey records no origin it may decide on (it was enrolled before origins were recorded): enrol it again in the inbox';
+  }
   const check = checkWebAuthnAssertion(
     { ...signed.webauthn, signature: signed.signature },
-    { publicKey: key.publicKey, rpId: key.rpId, challenge: decisionChallenge(signed.statement) },
+    {
+      publicKey: key.publicKey,
+      rpId: key.rpId,
+      challenge: decisionChallenge(signed.statement),
+      origins: key.origins,
+    },
   );
   return check.ok ? undefined : check.problem;
 }

@@ -9,6 +9,13 @@ const WHITESPACE = /\s+/gu;
 // Left after ignorables are removed and NFKC: controls, unassigned, private use, lone surrogates
 // and any remaining format character. A name carrying one is refused rather than guessed at.
 const UNSAFE = /[\p{Cc}\p{Cn}\p{Co}\p{Cs}\p{Cf}]/u;
+// Characters that may render as nothing though Unicode does not call them ignorable: every
+// symbol outside ASCII (general category S: U+2800 BRAILLE PATTERN BLANK and U+1D159 MUSICAL
+// SYMBOL NULL NOTEHEAD are symbols, and whether any other one draws a glyph is up to the font,
+// so the class is refused whole — names need no symbols beyond ASCII's `+`, `$`, `^`, …), and
+// the one blank filler of another category that is not Default_Ignorable, U+16FE4 KHITAN SMALL
+// SCRIPT FILLER (the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 are ignorable, so removed).
+const BLANK_OR_SYMBOL = /(?![\u0000-\u007f])\p{S}|\u{16FE4}/u;
 
 /**
  * The one form an identity (approver, proposer, operator, allowlist entry) is stored and shown
@@ -19,7 +26,9 @@ const UNSAFE = /[\p{Cc}\p{Cn}\p{Co}\p{Cs}\p{Cf}]/u;
  * fold confusables.
  *
  * @throws VeridexError `identity_invalid` for a non-string, an empty result, more than
- *   {@link MAX_IDENTITY_LENGTH} code units, or control, unassigned or private-use characters;
+ *   {@link MAX_IDENTITY_LENGTH} code units, control, unassigned, private-use or format
+ *   characters, or symbols outside ASCII and blank fillers (which can render as nothing:
+ *   `alice⠀` with U+2800 would read as `alice`);
  *   `identity_ambiguous` when normalising changes how the name reads (a look-alike that NFKC
  *   would turn into another letter).
  * @example canonicalIdentity('  Payout-Bot ') // 'payout-bot'
@@ -40,6 +49,12 @@ export function canonicalIdentity(text: unknown): string {
   if (unsafe) {
     throw invalid(
       `an identity must not contain U+${unsafe[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (a control, unassigned, private-use or format character)`,
+    );
+  }
+  const blank = BLANK_OR_SYMBOL.exec(folded);
+  if (blank) {
+    throw invalid(
+      `an identity must not contain U+${blank[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (a symbol outside ASCII or a blank filler: it may render as nothing, so the name could read as another)`,
     );
   }
   const diverging = compatibilityDivergence(text);

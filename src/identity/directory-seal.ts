@@ -65,6 +65,9 @@ function keyStatement(approverId: string, key: ApproverKey): Record<string, unkn
             rpId: key.rpId,
             algorithm: key.algorithm,
             transports: key.transports ?? null,
+            // Only when recorded, so the seals of passkeys enrolled before stay valid; sealed
+            // when present, so origins cannot be added to, changed on or cut from a key by SQL.
+            ...(key.origins !== undefined ? { origins: key.origins } : {}),
           }
         : null,
     addedAt: key.addedAt,

@@ -71,6 +71,11 @@ export {
   loadDirectorySeal,
   storedTime,
 } from './directory-seal.js';
+export {
+  describeUnboundedEditedArguments,
+  MAX_EDITED_ARGUMENTS_DEPTH,
+  MAX_EDITED_ARGUMENTS_VALUES,
+} from './edited-arguments-bounds.js';
 export { MemoryApproverDirectory } from './memory-approver-directory.js';
 export {
   PostgresApproverDirectory,

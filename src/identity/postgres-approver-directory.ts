@@ -90,7 +90,7 @@ function rowEntries(row: ApproverRow): {
         ({
           ...key,
           ...(typeof sponsor === 'string' ? { sponsor } : {}),
-          // A passkey's credential id, relying party, algorithm and transports.
+          // A passkey's credential id, relying party, algorithm, transports and origins.
           ...(typeof credential === 'object' && credential !== null ? credential : {}),
           addedAt: storedTime(key.addedAt),
           ...(revokedAt ? { revokedAt: storedTime(revokedAt) } : {}),
@@ -379,6 +379,7 @@ async function insertKey(
           rpId: key.rpId,
           algorithm: key.algorithm,
           ...(key.transports ? { transports: key.transports } : {}),
+          ...(key.origins ? { origins: key.origins } : {}),
         })
       : null,
     seal,

@@ -17,6 +17,11 @@ function prototypeTable(): Map<number, string> {
 }
 
 const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+// A Soft_Dotted letter (i, j, Cyrillic і, …) loses its own dot under a mark above, so `i` +
+// U+0307 COMBINING DOT ABOVE shows one dot: it reads as `i` (UTS #39 §5.4 names this case).
+// Every U+0307 in the marks that follow such a letter is dropped from the skeleton; dropping
+// one that might show can only merge two names, never split one.
+const DOT_AFTER_SOFT_DOTTED = /(\p{Soft_Dotted})(\p{M}*)/gu;
 
 /** The `confusables.txt` prototype of one character, if it has one other than itself. */
 export function prototypeOf(char: string): string | undefined {
@@ -25,7 +30,8 @@ export function prototypeOf(char: string): string | undefined {
 
 /**
  * The confusable skeleton of `text` (Unicode TS #39 §4): NFD, default-ignorable code points
- * removed, every code point replaced by its prototype from `confusables.txt`, NFD again.
+ * removed, every code point replaced by its prototype from `confusables.txt`, NFD again, and
+ * a dot above dropped after a soft-dotted letter (§5.4: `ali\u0307ce` is `alice`).
  * Two strings with equal skeletons look alike (`раypal` written with Cyrillic letters and
  * `paypal`); the skeleton is a comparison key, never something to display. Linear in the
  * length of `text`.
@@ -38,5 +44,10 @@ export function confusableSkeleton(text: string): string {
   for (const char of text.normalize('NFD').replace(DEFAULT_IGNORABLE, '')) {
     mapped += table.get(char.codePointAt(0)!) ?? char;
   }
-  return mapped.normalize('NFD');
+  return mapped
+    .normalize('NFD')
+    .replace(
+      DOT_AFTER_SOFT_DOTTED,
+      (_, base: string, marks: string) => base + marks.replace(/\u0307/g, ''),
+    );
 }

@@ -1,4 +1,5 @@
 import type { SignedDecision } from '../audit/decision-statement.js';
+import { describeUnboundedEditedArguments } from './edited-arguments-bounds.js';
 
 const HASH = /^[0-9a-f]{64}$/;
 const NONCE = /^[A-Za-z0-9_-]{22,128}$/;
@@ -73,6 +74,8 @@ export function describeMalformedSignedDecision(value: unknown): string | undefi
     if (typeof editedArgs !== 'object' || editedArgs === null || Array.isArray(editedArgs)) {
       return 'an edit decision needs editedArgs: the replacement arguments object';
     }
+    const unbounded = describeUnboundedEditedArguments(editedArgs);
+    if (unbounded !== undefined) return unbounded;
   } else if (s.editedArgumentsHash !== undefined || editedArgs !== undefined) {
     return 'only an edit decision carries edited arguments';
   }

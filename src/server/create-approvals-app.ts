@@ -23,6 +23,9 @@ import { threadRoutes } from './routes/thread-routes.js';
 import { SessionStore } from './session-store.js';
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js';
 
+/** The largest request body the API reads (`input_too_large`, 413, beyond it). */
+const MAX_BODY_BYTES = 256 * 1024;
+
 /** Options for {@link createApprovalsApp}. */
 export interface ApprovalsAppOptions {
   /** The database the graphs use (migrated on first use). */
@@ -156,7 +159,18 @@ export function createApprovalsApp(options: ApprovalsAppOptions): ApprovalsApp {
       referrerPolicy: 'no-referrer',
     }),
   );
-  app.use('/api/*', bodyLimit({ maxSize: 256 * 1024 }));
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new VeridexError(
+          'input_too_large',
+          `The request body is larger than ${MAX_BODY_BYTES} bytes, the most the API accepts.`,
+        );
+      },
+    }),
+  );
   app.get('/api/openapi.json', (c) => c.json(openApiDocument(origin)));
   app.get('/api/health', (c) => c.json({ ok: true }));
   app.route('/', authRoutes(inbox));

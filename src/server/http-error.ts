@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { VeridexError, type VeridexErrorCode } from '../errors/index.js';
 
@@ -35,6 +36,7 @@ const STATUS: Partial<Record<VeridexErrorCode, ContentfulStatusCode>> = {
   proposal_tampered: 409,
   invitation_invalid: 410,
   approval_expired: 410,
+  input_too_large: 413,
 };
 
 /** The HTTP status the service answers a VeridexError code with. */
@@ -48,10 +50,23 @@ export interface ErrorBody {
 }
 
 /**
- * Answers an error: a VeridexError with its code, message and status; anything else as a
+ * Answers an error: a VeridexError with its code, message and status; a client error Hono's
+ * own middleware raised (an `HTTPException` below 500, e.g. a body over the limit) with its
+ * status — 413 as `input_too_large`, anything else as `input_invalid` —; anything else as a
  * generic 500 whose message reveals nothing about the server.
  */
 export function errorResponse(c: Context, error: unknown): Response {
+  if (error instanceof HTTPException && error.status >= 400 && error.status < 500) {
+    const tooLarge = error.status === 413;
+    return c.json<ErrorBody>(
+      {
+        error: tooLarge
+          ? { code: 'input_too_large', message: 'The request body is larger than allowed.' }
+          : { code: 'input_invalid', message: 'The request was refused as malformed.' },
+      },
+      error.status as ContentfulStatusCode,
+    );
+  }
   if (VeridexError.is(error)) {
     const status = statusFor(error.code);
     if (status < 500 || error.code === 'db_unavailable') {

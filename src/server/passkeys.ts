@@ -191,6 +191,9 @@ export class Passkeys {
         publicKey: credential.publicKey,
         credentialId: credential.id,
         rpId: this.#inbox.rpId,
+        // The one origin its decisions count from: the inbox's (checked by the registration
+        // above, and by every decision's assertion, in the service, the manager and the verifier).
+        origins: [this.#inbox.origin],
         algorithm: typeof algorithm === 'number' ? algorithm : -7,
         ...(credential.transports ? { transports: credential.transports } : {}),
       },

@@ -236,3 +236,61 @@ describe('identityKey (canonical form + confusable skeleton)', () => {
     expect(confusableSkeleton('\u0430\u200b'.repeat(200_000))).toBe('a'.repeat(200_000));
   });
 });
+
+// Characters that are not Default_Ignorable yet can render as nothing: one more would make
+// `alice` + it a second identity that reads as alice.
+const BLANK_RENDERING = [
+  '\u2800', // braille pattern blank (So)
+  '\u{1D159}', // musical symbol null notehead (So)
+  '\u{16FE4}', // khitan small script filler (Mn)
+];
+
+describe('blank symbols and a dot on a soft-dotted letter (look-alikes that read as the name)', () => {
+  it('refuses a blank-rendering character anywhere in a name (property)', () => {
+    fc.assert(
+      fc.property(ASCII_NAME, fc.constantFrom(...BLANK_RENDERING), fc.nat(), (name, blank, at) => {
+        const index = at % (name.length + 1);
+        expectInvalid(`${name.slice(0, index)}${blank}${name.slice(index)}`);
+      }),
+    );
+  });
+
+  it('refuses every symbol that is still outside ASCII after NFKC, whatever the font draws for it (property)', () => {
+    const symbol = fc
+      .integer({ min: 0x80, max: 0x3ffff })
+      .map((code) => String.fromCodePoint(code))
+      .filter((char) => /(?![\u0000-\u007f])\p{S}/u.test(char.normalize('NFKC')));
+    fc.assert(
+      fc.property(ASCII_NAME, symbol, (name, char) => {
+        expectInvalid(`${name}${char}`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keeps ASCII symbols a name may hold (alice+ops@example.com, o$car, a^b)', () => {
+    for (const name of ['alice+ops@example.com', 'o$car', 'a^b', 'x=y', 'a~b', 'a|b']) {
+      expect(canonicalIdentity(name)).toBe(name);
+    }
+  });
+
+  it('reads a dot above after i, j or another soft-dotted letter as the letter alone (property)', () => {
+    const dotted = fc.array(fc.boolean(), { minLength: 24, maxLength: 24 });
+    fc.assert(
+      fc.property(ASCII_NAME, dotted, (name, where) => {
+        const spelled = [...name]
+          .map((char, index) => (/[ij]/.test(char) && where[index] ? `${char}\u0307` : char))
+          .join('');
+        expect(identityKey(spelled)).toBe(identityKey(name));
+        expect(sameIdentity(spelled, name)).toBe(true);
+      }),
+    );
+    // Turkish capital İ folds to i + U+0307; Cyrillic і is soft-dotted too; a mark below between
+    // the letter and the dot does not hide it.
+    expect(sameIdentity('al\u0130ce', 'alice')).toBe(true);
+    expect(sameIdentity('al\u0456\u0307ce', 'alice')).toBe(true);
+    expect(sameIdentity('ali\u0323\u0307ce', 'ali\u0323ce')).toBe(true);
+    // A dot above on a letter that is not soft-dotted stays a difference.
+    expect(sameIdentity('alice\u0307', 'alice')).toBe(false);
+  });
+});

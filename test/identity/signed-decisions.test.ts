@@ -377,14 +377,10 @@ function identityContract(
   it('keeps the mode a request was opened in, whatever the deciding process is configured for', async () => {
     const store = makeStore();
     const directory = await makeDirectory();
+    // One audit log for both processes: a manager over a database needs the log it records in.
     const audit = new AuditLog();
     const strict = new ApprovalManager({ store, audit, approvers: directory });
-    const lax = new ApprovalManager({
-      store,
-      audit,
-      approvers: directory,
-      identity: 'unverified',
-    });
+    const lax = new ApprovalManager({ store, audit, approvers: directory, identity: 'unverified' });
     const request = await strict.request(proposal(), escalate('human_required'));
     await refusedWith(
       lax.decide(request.id, { decision: 'approve', approver: 'alice' }),

@@ -379,5 +379,41 @@ describeEachDatabase('passkeys in the approvals service', (context) => {
     const untrusted = verifyEvidence(bundle, { keys, approvers: other });
     expect(untrusted.valid).toBe(false);
     expect(untrusted.decisions.find((check) => check.approver === 'erin')?.status).toBe('invalid');
+
+    // The origin is checked offline against the auditor's approvers file: erin's passkey bound
+    // to another origin, or to none (enrolled before origins were recorded), decides nothing.
+    const withOrigins = (origins: string[] | undefined) =>
+      approvers.map((approver) =>
+        approver.id === 'erin'
+          ? {
+              ...approver,
+              keys: approver.keys.map(({ ...key }) => {
+                if (key.type !== 'webauthn') return key;
+                delete key.origins;
+                return origins ? { ...key, origins } : key;
+              }),
+            }
+          : approver,
+      );
+    const erinKey = approvers.find((approver) => approver.id === 'erin')?.keys[0] as
+      | { origins?: string[] }
+      | undefined;
+    expect(erinKey?.origins).toEqual([inbox.server.origin]);
+    const elsewhere = verifyEvidence(bundle, {
+      keys,
+      approvers: withOrigins(['http://localhost:3000']),
+    });
+    expect(elsewhere.valid).toBe(false);
+    expect(elsewhere.decisions.find((check) => check.approver === 'erin')?.problem).toMatch(
+      /made on .* not on http:\/\/localhost:3000/,
+    );
+    const legacy = verifyEvidence(bundle, { keys, approvers: withOrigins(undefined) });
+    expect(legacy.valid).toBe(false);
+    expect(legacy.decisions.find((check) => check.approver === 'erin')?.problem).toMatch(
+      /records no origin/,
+    );
+    // Without an approvers file, the origins the bundle recorded with each decision are used.
+    const bundleKeys = verifyEvidence(bundle, { keys, trustBundleKeys: true });
+    expect(bundleKeys.valid, bundleKeys.reasons.join('; ')).toBe(true);
   });
 });

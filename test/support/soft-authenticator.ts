@@ -102,7 +102,13 @@ export class SoftAuthenticator {
   /** `navigator.credentials.get` → AuthenticationResponseJSON (with the first allowed credential). */
   assert(
     input: unknown,
-    overrides: { origin?: string; rpId?: string; counter?: number } = {},
+    overrides: {
+      origin?: string;
+      rpId?: string;
+      counter?: number;
+      /** Made in a frame another site embedded: `crossOrigin: true` and that site's `topOrigin`. */
+      topOrigin?: string;
+    } = {},
   ): {
     id: string;
     rawId: string;
@@ -132,7 +138,8 @@ export class SoftAuthenticator {
         type: 'webauthn.get',
         challenge: options.challenge,
         origin: overrides.origin ?? this.origin,
-        crossOrigin: false,
+        crossOrigin: overrides.topOrigin !== undefined,
+        ...(overrides.topOrigin !== undefined ? { topOrigin: overrides.topOrigin } : {}),
       }),
     );
     const signature = sign(

@@ -128,16 +128,6 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
     const id = c.req.param('id');
     const session = c.get('session');
     const body = await jsonBody(c);
-    const malformed = describeMalformedSignedDecision(body);
-    if (malformed) {
-      throw new VeridexError(
-        'resume_payload_invalid',
-        `Malformed signed decision: ${malformed}. Bare decisions are not accepted over HTTP: sign it (signDecision, a passkey in the inbox, or \`veridex approvals approve --key\`).`,
-      );
-    }
-    const signed = body as unknown as DecisionInput & {
-      statement: { approver: string; approvalId: string; nonce: string };
-    };
     const request = await inbox.approvals.require(id);
     const refuse = async (error: VeridexError) => {
       await recordRefusal(inbox, error, {
@@ -147,6 +137,20 @@ export function approvalRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<In
         approver: session.approverId,
       });
       return error;
+    };
+    // A signed-in approver's malformed decision (an edit nested thousands deep included) is a
+    // refusal like any other: recorded, and answered 400 before anything recurses over it.
+    const malformed = describeMalformedSignedDecision(body);
+    if (malformed) {
+      throw await refuse(
+        new VeridexError(
+          'resume_payload_invalid',
+          `Malformed signed decision: ${malformed}. Bare decisions are not accepted over HTTP: sign it (signDecision, a passkey in the inbox, or \`veridex approvals approve --key\`).`,
+        ),
+      );
+    }
+    const signed = body as unknown as DecisionInput & {
+      statement: { approver: string; approvalId: string; nonce: string };
     };
     if (!sameIdentity(signed.statement.approver, session.approverId)) {
       throw await refuse(

@@ -1,8 +1,11 @@
+import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
 import { ApprovalManager } from '../../src/approvals/index.js';
 import { AuditLog, MemoryAuditStore } from '../../src/audit/index.js';
-import { signAs, testApproverInits, trustedApprovers } from '../support/approvers.js';
+import { signAs, testApproverInits, testKey, trustedApprovers } from '../support/approvers.js';
+import { paidThread } from '../support/paid-thread.js';
 import { escalate, transferProposal } from '../support/proposals.js';
+import { rewriteEvents } from '../support/rechain.js';
 import { verifyResealed } from '../support/resealed-bundle.js';
 
 /**
@@ -49,6 +52,38 @@ describe('an approver who signs with another spelling of their own id', () => {
     );
     expect(result.reasons).toEqual([]);
     expect(result.valid).toBe(true);
+  });
+
+  it('control: a statement by the look-alike "аlice" under an event naming alice is checked against alice\'s keys only', async () => {
+    // An approvers file holding both look-alikes (sealed before the directory refused them):
+    // the key is looked up under the event's id, so аlice's key never vouches for alice.
+    const { events, threadId } = await paidThread('th-spelling-lookalike');
+    const twin = '\u0430lice';
+    const forged = rewriteEvents(events, (list) =>
+      list.map((event) => {
+        if (event.type === 'approval_decided' && event.payload.approver === 'bob') {
+          const requested = list.find((candidate) => candidate.type === 'approval_requested')!;
+          const signed = signAs(
+            {
+              approvalId: String(requested.payload.approvalId),
+              proposalHash: String(requested.payload.proposalHash),
+            },
+            twin,
+          );
+          event.payload.approver = 'alice';
+          event.payload.signed = {
+            statement: signed.statement,
+            keyId: signed.keyId,
+            signature: signed.signature,
+            publicKey: Buffer.from(ed.getPublicKey(testKey(twin))).toString('base64'),
+          };
+        }
+        return event;
+      }),
+    );
+    const result = verifyResealed(threadId, forged, trustedApprovers(['alice', 'bob', twin]));
+    expect(result.valid).toBe(false);
+    expect(result.reasons.join('\n')).toMatch(/is not a key of "alice"/);
   });
 
   it('control: the same dual approval signed with the canonical ids verifies', async () => {

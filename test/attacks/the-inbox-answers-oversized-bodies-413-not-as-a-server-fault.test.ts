@@ -46,6 +46,9 @@ describeEachDatabase('oversized and pathological bodies sent to the inbox', (con
       body: JSON.stringify({ pad: 'x'.repeat(300 * 1024) }),
     });
     expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+      'input_too_large',
+    );
   });
 
   it('an edit whose editedArgs nest 20,000 levels deep is refused as input (4xx), not 500', async () => {
@@ -71,6 +74,13 @@ describeEachDatabase('oversized and pathological bodies sent to the inbox', (con
     });
     expect(response.status).toBeGreaterThanOrEqual(400);
     expect(response.status).toBeLessThan(500);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+      'resume_payload_invalid',
+    );
     expect((await inbox.call('/api/session', { token })).status).toBe(200);
+    const refused = (await inbox.audit.events('th-deep-edit')).filter(
+      (event) => event.type === 'security_event',
+    );
+    expect(refused.map((event) => event.payload.kind)).toContain('resume_payload_invalid');
   });
 });
