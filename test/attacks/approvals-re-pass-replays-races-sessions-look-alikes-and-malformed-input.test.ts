@@ -2,7 +2,6 @@ import * as ed from '@noble/ed25519';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalManager } from '../../src/approvals/index.js';
 import { ed25519KeyId } from '../../src/audit/ed25519-signer.js';
-import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
 import { signLogin } from '../../src/server/index.js';
 import { signAs, testApproverInits, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
