@@ -1,8 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { VeridexError } from '../errors/index.js';
-import { findPoolTools, type PoolTools, poolsPrefix, privateDevArgs } from './kernel-pools.js';
+import {
+  executable,
+  findPoolTools,
+  type PoolTools,
+  poolsPrefix,
+  privateDevArgs,
+} from './kernel-pools.js';
 import type { SandboxUser } from './sandbox-identity.js';
 import { tryPrefixed, trySandbox } from './sandbox-trial.js';
 import { seccompArchitectureSupported } from './seccomp-filter.js';
@@ -215,13 +221,4 @@ function onPath(name: string): string | undefined {
     if (executable(candidate)) return candidate;
   }
   return undefined;
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }

@@ -95,7 +95,8 @@ export function privateDevArgs(identity: {
   return args;
 }
 
-function executable(path: string): boolean {
+/** Whether `path` is a regular file this process may execute. */
+export function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return statSync(path).isFile();
