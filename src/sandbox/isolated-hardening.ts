@@ -4,7 +4,7 @@
 import { VeridexError } from '../errors/index.js';
 import { type Bubblewrap, bubblewrap } from './bubblewrap.js';
 import { giveJailTo } from './jail-ownership.js';
-import { stripSetIdBitsInSlices } from './jail-sweep.js';
+import { emptyUsage, type JailUsage, stripSetIdBitsInSlices } from './jail-sweep.js';
 import type { SandboxViolation } from './sandbox.js';
 import { requireReachable, type SandboxUser, sandboxUserFor } from './sandbox-identity.js';
 
@@ -132,12 +132,14 @@ export function weakenedNotice(configuration: IsolatedConfiguration): SandboxVio
 export async function sweepJail(
   jailRoot: string,
   report: (violation: SandboxViolation) => void,
-): Promise<void> {
-  for (const path of await stripSetIdBitsInSlices(jailRoot)) {
+): Promise<JailUsage> {
+  const usage = emptyUsage();
+  for (const path of await stripSetIdBitsInSlices(jailRoot, usage)) {
     report({
       capability: 'fs',
       target: path,
       reason: 'a set-uid or set-gid bit was left in the jail; it was removed',
     });
   }
+  return usage;
 }

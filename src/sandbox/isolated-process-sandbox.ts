@@ -230,7 +230,7 @@ export class IsolatedProcessSandbox implements Sandbox {
     // Nothing the tool left may carry a set-uid or set-gid bit when its call starts either: an
     // operator's set-gid directory would hand the bit to every directory the tool nests below
     // it, at any depth (a prewarmed child runs no tool code before this call drives it).
-    await sweepJail(options.jailRoot, request.onViolation);
+    const held = await sweepJail(options.jailRoot, request.onViolation);
     request.signal.throwIfAborted();
     const child = this.#warm.take(key, start);
     this.#proxies.get(child)?.attach({ report: request.onViolation, signal: request.signal });
@@ -241,7 +241,12 @@ export class IsolatedProcessSandbox implements Sandbox {
           envNames: Object.keys(env),
           ...(egress ? { egressSocket: EGRESS_SOCKET } : {}),
         }),
-        { ...options, maxProcesses: this.#maxProcesses, disk: this.#disk },
+        {
+          ...options,
+          maxProcesses: this.#maxProcesses,
+          // Measured against what the jail held before the call (README "Sandboxes").
+          disk: { bound: this.#disk.bound, begin: () => this.#disk.begin(held) },
+        },
         request.signal,
         tool.name,
       );

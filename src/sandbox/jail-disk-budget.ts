@@ -11,9 +11,25 @@
 // - RLIMIT_FSIZE bounds one file, not how many.
 // So the kernel bounds each file (RLIMIT_FSIZE, set by the call's gate to `jailWriteMb`) and the
 // parent's watchdog bounds the call as a whole: it reads the jail's file system (`statfs`, one
-// system call) when the call starts and every poll (20 ms) after, and stops the call once the
-// file system has lost more than `jailWriteMb` of blocks or `jailWriteFiles` inodes since.
+// system call) when the call starts and every poll (20 ms) after. The file system is shared:
+// when it has lost more than `jailWriteMb` of blocks or `jailWriteFiles` inodes, the jail itself
+// is measured (the same yielding walk as the set-id sweep, against what the sweep before the call
+// found) and the call is stopped only if its jail grew past a bound; what others wrote is set
+// aside. A jail that cannot be measured within CONFIRM_BUDGET_MS, or holds a tree deeper than the
+// walk goes, is judged by the file system's figure alone (the call is stopped).
 import { statfsSync } from 'node:fs';
+import { type JailUsage, measureJailInSlices } from './jail-sweep.js';
+
+/** Longest a measurement of the jail may take before the file system's figure decides. */
+export const CONFIRM_BUDGET_MS = 1000;
+
+/** One call's watch over its jail (see {@link JailDiskBudget.begin}). */
+export interface JailDiskWatch {
+  /** Whether the call is known to be over a bound (a measurement may be under way). */
+  exceeded(): boolean;
+  /** After the call: whether it ended over a bound, measuring the jail if the figure says so. */
+  settle(): Promise<boolean>;
+}
 
 /** The jail's bounds of one call. */
 export interface JailWriteLimits {
@@ -39,22 +55,73 @@ export class JailDiskBudget {
   }
 
   /**
-   * Reads the file system now; the returned check says whether it has since lost more than the
-   * bounds. The whole file system is counted, so what other processes write there during the
-   * call counts against it too (a busy one can stop a call early; never late). A file system
-   * that reports no inode count (btrfs) is bounded in bytes only; its inodes take blocks. One
-   * whose figures cannot be read any more (the jail was removed) counts as exceeded.
+   * Reads the file system now and watches it for the call. `baseline` is what the jail held
+   * when the call started (the sweep before it); without one, the file system's figure alone
+   * decides. A file system that reports no inode count (btrfs) is bounded in bytes only; its
+   * inodes take blocks. One whose figures cannot be read any more (the jail was removed)
+   * counts as exceeded.
    */
-  begin(): () => boolean {
+  begin(baseline?: JailUsage): JailDiskWatch {
     const start = read(this.#jailRoot);
-    if (start === undefined) return () => true;
+    if (start === undefined) return { exceeded: () => true, settle: async () => true };
     const maxBytes = this.#limits.jailWriteMb * 1024 * 1024;
-    return () => {
+    const maxFiles = this.#limits.jailWriteFiles;
+    const countsFiles = start.files > 0;
+    // What the file system lost that the jail did not gain: other processes' writes.
+    const others = { bytes: 0, files: 0 };
+    let over = false;
+    let measuring: Promise<void> | undefined;
+    const lost = (now: Reading) => ({
+      bytes: (start.freeBlocks - now.freeBlocks) * start.blockSize - others.bytes,
+      files: start.freeFiles - now.freeFiles - others.files,
+    });
+    const beyond = (amount: { bytes: number; files: number }) =>
+      amount.bytes > maxBytes || (countsFiles && amount.files > maxFiles);
+    const measure = (seen: { bytes: number; files: number }) => {
+      measuring ??= (async () => {
+        const usage =
+          baseline === undefined
+            ? undefined
+            : await measureJailInSlices(this.#jailRoot, CONFIRM_BUDGET_MS);
+        if (usage === undefined || usage.truncated) {
+          over = true;
+          return;
+        }
+        const grew = {
+          bytes: usage.bytes - baseline!.bytes,
+          files: usage.files - baseline!.files,
+        };
+        if (beyond(grew)) {
+          over = true;
+          return;
+        }
+        others.bytes += Math.max(0, seen.bytes - Math.max(0, grew.bytes));
+        others.files += Math.max(0, seen.files - Math.max(0, grew.files));
+      })().finally(() => {
+        measuring = undefined;
+      });
+      return measuring;
+    };
+    const check = (): Promise<void> | undefined => {
+      if (over) return undefined;
       const now = read(this.#jailRoot);
-      if (now === undefined) return true;
-      const bytes = (start.freeBlocks - now.freeBlocks) * start.blockSize;
-      const files = start.freeFiles - now.freeFiles;
-      return bytes > maxBytes || (start.files > 0 && files > this.#limits.jailWriteFiles);
+      if (now === undefined) {
+        over = true;
+        return undefined;
+      }
+      const seen = lost(now);
+      return beyond(seen) ? measure(seen) : undefined;
+    };
+    return {
+      exceeded: () => {
+        void check();
+        return over;
+      },
+      settle: async () => {
+        await measuring;
+        await check();
+        return over;
+      },
     };
   }
 }

@@ -5,6 +5,7 @@ import { decodeStoredJson, encodeStoredJson } from '../tools/stored-json.js';
 import { CALL_START } from './call-start.js';
 import type { ChildRequest, ChildResponse } from './child-protocol.js';
 import { FS_CHANNEL_FD } from './fs-channel.js';
+import type { JailDiskWatch } from './jail-disk-budget.js';
 import { type ProcessUsage, readProcessUsage } from './process-usage.js';
 
 /** Limits of one child run. */
@@ -19,7 +20,7 @@ export interface ChildLimits {
    * What the call may write to its jail (see jail-disk-budget.ts): `begin` is called when the
    * call starts, its check at every poll; unbounded when absent.
    */
-  disk?: { begin(): () => boolean; readonly bound: string };
+  disk?: { begin(): JailDiskWatch; readonly bound: string };
 }
 
 /** How to start one sandbox child. */
@@ -217,7 +218,7 @@ export class SandboxChild {
     };
     const measure = () => (child.pid === undefined ? undefined : this.#usage(child.pid));
     const baseline = measure();
-    const diskExceeded = limits.disk?.begin();
+    const disk = limits.disk?.begin();
     const wall = setTimeout(() => stop('time'), limits.timeoutMs);
     const monitor = setInterval(() => {
       const usage = measure();
@@ -226,7 +227,7 @@ export class SandboxChild {
       else if (usage.rssMb > limits.memoryMb + RSS_HEADROOM_MB) stop('memory');
       else if (limits.maxProcesses !== undefined && usage.tasks > limits.maxProcesses)
         stop('processes');
-      else if (diskExceeded?.()) stop('disk');
+      else if (disk?.exceeded()) stop('disk');
     }, POLL_MS);
     const onAbort = () => stop('abort');
     signal.addEventListener('abort', onAbort, { once: true });
@@ -241,7 +242,7 @@ export class SandboxChild {
       child.stdin?.end(this.#awaitsCallStart ? Buffer.concat([CALL_START, encoded]) : encoded);
       await Promise.race([this.#resultEnded, this.#closed]);
       // Writes since the last poll count too: a call that ends over its jail bound reports it.
-      if (limit === undefined && !aborted && diskExceeded?.()) stop('disk');
+      if (limit === undefined && !aborted && (await disk?.settle())) stop('disk');
       if (limit === undefined && !aborted && this.#resultBytes > 0) response = this.#decode();
       if (response)
         child.kill('SIGKILL'); // it is exiting anyway; do not wait for teardown
