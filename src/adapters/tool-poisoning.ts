@@ -8,7 +8,7 @@ import {
   SINGLE_NEEDLES,
 } from './poisoning-needles.js';
 import { foldForScan, isAlnum, withoutJoiners } from './scan-folding.js';
-import { base64Runs, percentLayer } from './scan-layers.js';
+import { base64Runs, escapeLayer, percentLayer } from './scan-layers.js';
 import { endsSentence, NeedleIndex, pairSentences } from './scan-needles.js';
 import { imageCarriesData, isShape } from './scan-shapes.js';
 import { findComments, findTagBlocks } from './scan-tags.js';
@@ -112,17 +112,58 @@ const PERCENT_LAYERS = 2;
  * Every marker in `text`, uncut, with where it stands (the needles, tag blocks and comments
  * {@link scanToolPoisoning} removes). Encodings a model decodes on request are read too:
  * percent-escapes of percent-escapes (`%253C`, up to three layers with the folding's own:
- * see `percentLayer`), and every run of base64 that decodes to text (`base64Runs`), whose
- * findings stand for the whole run. Linear in the length of `text`: each layer is at most as
- * long as the text, and the decoded base64 at most three quarters of it, scanned once.
+ * see `percentLayer`), and every run of base64, hex or base32 that decodes to text
+ * (`base64Runs`: blanks inside a base64 run ignored, readable stretches of a run kept, one more
+ * base64 layer inside), whose findings stand for the whole run. Linear in the length of `text`:
+ * each layer is at most as long as the text, and the decoded stretches a bounded multiple of it
+ * (four alignments, one inner layer), all scanned in one pass.
  */
 export function locatePoisoning(text: string): PoisoningFinding[] {
   const found = locatePercentLayers(text, 0);
-  for (const run of base64Runs(text)) {
-    const kinds = new Set(locatePercentLayers(run.decoded, 0).map((finding) => finding.kind));
-    for (const kind of kinds) found.push({ kind, start: run.start, end: run.end });
+  const runs = base64Runs(text);
+  // Base64 written as escapes (`\u0053\u0057…`): the runs of the text with its escapes decoded
+  // once, placed back in the text.
+  const unescaped = escapeLayer(text);
+  if (unescaped) {
+    const place = (index: number) =>
+      index < unescaped.text.length ? unescaped.origin[index]! : text.length;
+    for (const run of base64Runs(unescaped.text)) {
+      runs.push({ start: place(run.start), end: place(run.end), decoded: run.decoded });
+    }
+  }
+  if (runs.length === 0) return found;
+  // Every decoded stretch in ONE scan, apart by a blank line (a sentence end no pair crosses):
+  // scanning each on its own cost a fixed ~0.25 ms per run, which a text of many short runs
+  // multiplied. Each finding stands for the whole run it came from.
+  const starts: number[] = [];
+  let joined = '';
+  for (const run of runs) {
+    starts.push(joined.length);
+    joined += `${run.decoded}${DECODED_SEPARATOR}`;
+  }
+  const seen = new Set<string>();
+  for (const finding of locatePercentLayers(joined, 0)) {
+    const run = runs[lastAtOrBefore(starts, finding.start)]!;
+    const key = `${finding.kind}:${run.start}:${run.end}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    found.push({ kind: finding.kind, start: run.start, end: run.end });
   }
   return found;
+}
+
+const DECODED_SEPARATOR = '.\n\n';
+
+/** The index of the last of the ascending `starts` at or before `at`. */
+function lastAtOrBefore(starts: readonly number[], at: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (starts[middle]! <= at) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }
 
 // The markers of `text` and of its further percent-decoded layers, placed in `text`.
