@@ -1,8 +1,9 @@
 // The defended attempts of the Agent Server pass (README "Deploying on LangGraph's Agent
 // Server", "Resuming runs when approvals resolve"): a client of the server's API (no auth in
-// `langgraphjs dev`) and an insider with psql against examples/agent-server on the real server,
-// with the example's resumer (`RemoteGraph`) running beside it. One server per backend for the
-// whole file. Guarantees: a governed call runs only after its quorum is proven from signed
+// `langgraphjs dev`), an insider with psql and a second governed agent on the same server
+// (test/attacks/fixtures/agent-server-two-graphs: examples/agent-server's `refunds` beside
+// `payouts`, agentId payout-bot) against the real server, with the example's resumer
+// (`RemoteGraph`, refund-bot) running beside it. One server per backend for the whole file. Guarantees: a governed call runs only after its quorum is proven from signed
 // decisions, at most once, with the approved arguments. The working attack of the pass is in
 // a-resumer-on-an-agent-server-never-runs-its-graph-on-another-graphs-thread.open-attack.ts.
 import { Client } from '@langchain/langgraph-sdk';
@@ -15,11 +16,11 @@ import { postgresUrl } from '../support/databases.js';
 import { approvalsIn } from '../support/proposals.js';
 import {
   type BackendName,
-  exampleDir,
   type OpenedBackend,
   openBackend,
   START_MS,
   startDeployment,
+  twoGraphsDir,
   until,
 } from './fixtures/agent-server-harness.js';
 
@@ -52,7 +53,7 @@ for (const backend of ['postgres', 'pglite'] as BackendName[]) {
           approvals = approvalsIn(database.db);
           for (const init of testApproverInits(['alice', 'bob']))
             await approvals.directory.add(init);
-          deployment = await startDeployment(exampleDir, database.url);
+          deployment = await startDeployment(twoGraphsDir, database.url);
           client = new Client({ apiUrl: deployment.apiUrl });
         },
         2 * START_MS + 30_000,
@@ -63,15 +64,23 @@ for (const backend of ['postgres', 'pglite'] as BackendName[]) {
         await database?.close();
       }, 60_000);
 
-      async function suspendedRun(orderId: string, amount: string) {
+      async function suspendedRun(orderId: string, amount: string, graphId = 'refunds') {
         const thread = await client.threads.create();
-        const first = (await client.runs.wait(thread.thread_id, 'refunds', {
+        const first = (await client.runs.wait(thread.thread_id, graphId, {
           input: { messages: [{ role: 'user', content: `refund ${orderId} ${amount}` }] },
         })) as { __interrupt__?: unknown[] };
         expect(first.__interrupt__, logs()).toHaveLength(1);
         const [pending] = await approvals.listPending({ threadId: thread.thread_id });
         expect(pending, logs()).toBeDefined();
         return { threadId: thread.thread_id, pending: pending! };
+      }
+
+      async function resumedAt(approvalId: string) {
+        const { rows } = await database.db.query<{ resumed_at: Date | null }>(
+          'SELECT resumed_at FROM veridex_approvals WHERE id = $1',
+          [approvalId],
+        );
+        return rows[0]?.resumed_at ?? undefined;
       }
 
       async function types(threadId: string) {
@@ -274,6 +283,40 @@ for (const backend of ['postgres', 'pglite'] as BackendName[]) {
           expect(String(last.content), logs()).toContain('approval_unproven');
           expect(await executed(threadId)).toBe(0);
           expect(await types(threadId)).toContain('security_event');
+        },
+        TEST_MS,
+      );
+
+      it(
+        "another governed agent's approved request on the same server is left to it, not run by the refunds resumer",
+        async () => {
+          const payout = await suspendedRun('P-1', '800.00', 'payouts');
+          await approvals.decide(payout.pending.id, signAs(payout.pending, 'alice'));
+          // A refund-bot resolution decided after it: once the resumer handled that one, it has
+          // been through the payout's too.
+          const later = await suspendedRun('C-7', '800.00');
+          await approvals.decide(later.pending.id, signAs(later.pending, 'alice', 'reject'));
+          await until(
+            `the resumer to handle ${later.pending.id}`,
+            () => resumedAt(later.pending.id),
+            120_000,
+            logs,
+          );
+          await finished(later.threadId);
+          expect(await resumedAt(payout.pending.id)).toBeUndefined();
+          const [payoutsAssistant] = await client.assistants.search({ graphId: 'payouts' });
+          const runs = await client.runs.list(payout.threadId);
+          expect(runs.map((run) => run.assistant_id)).toEqual(
+            runs.map(() => payoutsAssistant!.assistant_id),
+          );
+          expect(veridexInterrupts(await settled(payout.threadId))).toHaveLength(1);
+          expect(await executed(payout.threadId)).toBe(0);
+          // Its own client resumes it: Alice's approval was good, and the payout runs once.
+          await client.runs.wait(payout.threadId, 'payouts', { command: { resume: RECHECK } });
+          expect(String((await finished(payout.threadId)).content)).toBe(
+            'Paid: {"refundId":"rf_P-1"}',
+          );
+          expect(await executed(payout.threadId)).toBe(1);
         },
         TEST_MS,
       );
