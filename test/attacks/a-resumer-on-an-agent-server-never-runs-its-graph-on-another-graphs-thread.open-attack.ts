@@ -18,6 +18,11 @@
 // approvers' queue — approved there as an ordinary refund-bot request, the resumer runs the
 // refund on the help desk's thread. (Measured: a second run, by the refunds assistant, on the
 // help-desk thread; its interrupt is now `veridex.approvals`; a new refund-bot row for it.)
+// The same with another governed agent (payout-bot) on the server: the insider sets the
+// proposer of payout-bot's request to refund-bot; once Alice approves it, the refund-bot
+// resumer claims it and runs the `refunds` assistant on payout-bot's thread, whose governed node
+// finds the same approval (same thread, call id and proposal hash: the hash binds neither the
+// agent nor the graph) and runs refunds' tool implementation in place of payout-bot's.
 // Severity: medium (needs write access to the database; another team's thread is taken over by
 // the refunds graph and its gate replaced; the refund itself still needs a signed approval).
 // Suggested fix (mechanism): treat the row's thread_id/proposer as claims. Before resuming,
@@ -30,7 +35,7 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/index.js';
-import { testApproverInits } from '../support/approvers.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
 import { postgresUrl } from '../support/databases.js';
 import { approvalsIn } from '../support/proposals.js';
 import {
@@ -122,6 +127,38 @@ describe.skipIf(!postgresUrl)(
         undefined,
       ]);
       expect(state.next).toEqual(['tools']);
+    }, 300_000);
+
+    it("an insider relabelling another governed agent's approved request as refund-bot's does not make the resumer run refunds on that agent's thread", async () => {
+      // payout-bot (./fixtures/agent-server-two-graphs/payouts-graph.ts) waits for approval Q;
+      // Alice approves it, for payout-bot's graph to run.
+      const payouts = await client.threads.create();
+      await client.runs.wait(payouts.thread_id, 'payouts', {
+        input: { messages: [{ role: 'user', content: 'refund P-9 900.00' }] },
+      });
+      const [pending] = await approvalsIn(database.db).listPending({
+        threadId: payouts.thread_id,
+      });
+      // The insider: one UPDATE of the proposer column, before anyone resumes it.
+      await database.db.query(
+        `UPDATE veridex_approvals SET proposer = 'refund-bot' WHERE id = $1`,
+        [pending!.id],
+      );
+      await approvalsIn(database.db).decide(pending!.id, signAs(pending!, 'alice'));
+      await until(
+        'the resumer to handle the relabelled row',
+        async () => (deployment.resumerOutput().includes(payouts.thread_id) ? true : undefined),
+        60_000,
+        deployment.logs,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const [payoutsAssistant] = await client.assistants.search({ graphId: 'payouts' });
+      const runs = await client.runs.list(payouts.thread_id);
+      // Secure: only payout-bot's own assistant ever runs on its thread.
+      expect(
+        runs.map((run) => run.assistant_id),
+        deployment.resumerOutput(),
+      ).toEqual(runs.map(() => payoutsAssistant!.assistant_id));
     }, 300_000);
   },
 );
