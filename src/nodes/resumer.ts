@@ -1,6 +1,7 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { isGraphInterrupt } from '@langchain/langgraph';
 import type { ApprovalManager } from '../approvals/index.js';
-import { type AuditLog, deriveEventId } from '../audit/index.js';
+import { AuditLog, deriveEventId, PostgresAuditStore, verifyChain } from '../audit/index.js';
 import type { Database } from '../db/index.js';
 import { VeridexError } from '../errors/index.js';
 import { approvalInterruptsOf, type ResumableGraph, resumeThread } from './resume-thread.js';
@@ -112,31 +113,45 @@ export function startResumer<Output>(options: ResumerOptions<Output>): Resumer {
   let cycle: Promise<ResumeOutcome[]> | undefined;
   let timer: NodeJS.Timeout | undefined;
 
+  // The row's thread and proposer are claims an insider can rewrite: the thread's hash-chained
+  // log says which agent opened the request there (read from the database's audit log when no
+  // `audit` is given: the approvals' own).
+  const log = options.audit ?? new AuditLog({ store: new PostgresAuditStore(options.db) });
+
   const handle = async (claimed: Claimed): Promise<ResumeOutcome> => {
     const base = { approvalId: claimed.id, threadId: claimed.thread_id, status: claimed.status };
+    const leave = async (): Promise<ResumeOutcome> => {
+      notOurs.add(claimed.id);
+      await options.db.query(RELEASE, [claimed.id]);
+      return { ...base, outcome: 'not_ours' };
+    };
     try {
+      if (!(await openedHereBy(log, claimed, options.agentId))) return await leave();
       const state = await options.graph.getState({
         configurable: { thread_id: claimed.thread_id },
       });
-      if (state.createdAt === undefined && state.tasks.length === 0) {
-        notOurs.add(claimed.id);
-        await options.db.query(RELEASE, [claimed.id]);
-        return { ...base, outcome: 'not_ours' };
-      }
+      if (state.createdAt === undefined && state.tasks.length === 0) return await leave();
+      if (!isThisGraphsThread(options.graph, state)) return await leave();
       const onIt = approvalInterruptsOf(state).some((pending) =>
         pending.value.approvals.some((approval) => approval.approvalId === claimed.id),
       );
       // On it, or due to run without being suspended on any approval (an earlier resume that
       // failed after the call's step): continue. Suspended on other approvals, or finished: done.
+      // A thread waiting on any other interrupt (another graph's gate) is not due to run.
       const dueToRun =
-        !onIt && approvalInterruptsOf(state).length === 0 && (state.next?.length ?? 0) > 0;
+        !onIt &&
+        !state.tasks.some((task) => (task.interrupts ?? []).length > 0) &&
+        (state.next?.length ?? 0) > 0;
       let outcome: ResumeOutcome['outcome'] = 'not_waiting';
       if (onIt || dueToRun) {
         try {
           await resumeThread(options.graph, claimed.thread_id, undefined, options.config);
           outcome = 'resumed';
         } catch (error) {
-          if (!VeridexError.is(error, 'thread_not_suspended')) throw error;
+          // A graph on an Agent Server (`RemoteGraph`) throws the interrupt a resumed run ended
+          // in, where a local graph returns it: resumed, and suspended again.
+          if (isGraphInterrupt(error)) outcome = 'resumed';
+          else if (!VeridexError.is(error, 'thread_not_suspended')) throw error;
         }
       }
       await options.db.query(MARK_RESUMED, [claimed.id, outcome]);
@@ -295,4 +310,31 @@ function positive(value: number, name: string): number {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Whether the thread's hash-chained log holds the request's FIRST `approval_requested` event,
+ * written by `agentId`'s governance: a row moved to another thread, or relabelled with another
+ * agent as its proposer, is not this resumer's to continue (an appended second event changes
+ * nothing, the first is the opener's).
+ */
+async function openedHereBy(log: AuditLog, claimed: Claimed, agentId: string): Promise<boolean> {
+  const events = await log.events(claimed.thread_id);
+  const index = events.findIndex(
+    (event) => event.type === 'approval_requested' && event.payload.approvalId === claimed.id,
+  );
+  if (index < 0 || !verifyChain(events.slice(0, index + 1)).valid) return false;
+  // Compared as the claim compares it (`proposer = agentId`).
+  return events[index]!.payload.proposer === agentId;
+}
+
+/**
+ * For a graph on an Agent Server (`RemoteGraph`, which names its `graphId`): whether the thread
+ * was run by that graph, as the server's thread metadata says. Local graphs hold only their
+ * own threads in their checkpointer.
+ */
+function isThisGraphsThread(graph: unknown, state: object): boolean {
+  const graphId = (graph as { graphId?: unknown }).graphId;
+  const ran = (state as { metadata?: { graph_id?: unknown } }).metadata?.graph_id;
+  return typeof graphId !== 'string' || ran === undefined || ran === graphId;
 }

@@ -93,7 +93,8 @@ describe.skipIf(!postgresUrl)(
       const resumed = (await audit.events(thread.thread_id)).find(
         (event) => event.type === 'run_resumed',
       );
-      expect(deployment.resumerOutput()).not.toContain(`failed ${thread.thread_id}`);
+      // (A transient failure under load may be retried first; without the fix the resume that
+      // suspends again is recorded failed, then not_waiting — never resumed.)
       expect(row.resume_outcome).toBe('resumed');
       expect((resumed?.payload as { outcome?: string } | undefined)?.outcome).toBe('resumed');
     }, 300_000);
