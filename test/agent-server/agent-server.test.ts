@@ -4,128 +4,30 @@
 // an approval is decided out of band — no client sends a resume (README "Deploying on
 // LangGraph's Agent Server"). Both backends: PostgreSQL through a schema URL, and PGlite shared
 // by this process through its socket (`expose`).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalManager } from '../../src/approvals/index.js';
 import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
-import { createDatabase, type Database, migrate } from '../../src/db/index.js';
-import { lockFileOf } from '../../src/db/pglite-lock.js';
+import { migrate } from '../../src/db/index.js';
+import {
+  type BackendName,
+  exampleDir,
+  type OpenedBackend,
+  openBackend,
+  START_MS,
+  startDeployment,
+  until,
+} from '../support/agent-server.js';
 import { signAs, testApproverInits } from '../support/approvers.js';
-import { postgresUrl, uniqueSchema } from '../support/databases.js';
+import { postgresUrl } from '../support/databases.js';
 import { approvalsIn } from '../support/proposals.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const example = join(root, 'examples/agent-server');
-const cli = join(root, 'node_modules/@langchain/langgraph-cli/dist/cli/cli.mjs');
-const tsx = join(root, 'node_modules/tsx/dist/cli.mjs');
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
-// Starting the server compiles the graph module; on a loaded 2-core machine that takes a while.
-const START_MS = 240_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** A child process whose output is kept, for the failure message. */
-function start(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, args, {
-    cwd: example,
-    env: {
-      ...process.env,
-      LANGSMITH_TRACING: 'false',
-      LANGCHAIN_TRACING_V2: 'false',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  return { child, output: () => output };
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-  log: () => string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n${log().slice(-4000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-interface Backend {
-  name: 'postgres' | 'pglite';
-  /** The database this process uses, and the URL the server and the resumer open. */
-  open(): Promise<{ db: Database; url: string; close(): Promise<void> }>;
-}
-
-const backends: Backend[] = [
-  {
-    name: 'postgres',
-    async open() {
-      const url = new URL(postgresUrl!);
-      url.searchParams.set('schema', uniqueSchema());
-      const db = await createDatabase({ url: url.toString() });
-      return {
-        db,
-        url: url.toString(),
-        close: async () => {
-          await db.query(`DROP SCHEMA IF EXISTS "${db.schema}" CASCADE`);
-          await db.close();
-        },
-      };
-    },
-  },
-  {
-    name: 'pglite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'veridex-agent-server-'));
-      const dataDir = join(dir, 'db');
-      const db = await createDatabase({ dataDir, expose: true });
-      const { socket } = JSON.parse(readFileSync(lockFileOf(dataDir), 'utf8')) as {
-        socket: string;
-      };
-      return {
-        db,
-        url: socket,
-        close: async () => {
-          await db.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const backends: BackendName[] = ['postgres', 'pglite'];
 
 for (const backend of backends) {
-  const title = `a governed graph on LangGraph's Agent Server [${backend.name}]`;
-  if (backend.name === 'postgres' && !postgresUrl) {
+  const title = `a governed graph on LangGraph's Agent Server [${backend}]`;
+  if (backend === 'postgres' && !postgresUrl) {
     if (inCi) {
       it(`${title}: runs against PostgreSQL (DATABASE_URL must be set in CI)`, () => {
         throw new Error('DATABASE_URL is not set: CI must run the database suites on PostgreSQL.');
@@ -139,59 +41,29 @@ for (const backend of backends) {
   }
 
   describe(title, () => {
-    let database: Awaited<ReturnType<Backend['open']>>;
+    let database: OpenedBackend;
     let approvals: ApprovalManager;
     let audit: AuditLog;
-    let server: ReturnType<typeof start> | undefined;
-    let resumer: ReturnType<typeof start> | undefined;
+    let deployment: Awaited<ReturnType<typeof startDeployment>> | undefined;
     let client: Client;
-    const logs = () => `--- server ---\n${server?.output()}\n--- resumer ---\n${resumer?.output()}`;
+    const logs = () => deployment?.logs() ?? '';
 
     beforeAll(
       async () => {
-        database = await backend.open();
+        database = await openBackend(backend);
         await migrate(database.db);
         audit = new AuditLog({ store: new PostgresAuditStore(database.db) });
         approvals = approvalsIn(database.db);
         // `veridex approvers add alice --key alice.pub`, in the database the deployment shares.
         for (const init of testApproverInits(['alice'])) await approvals.directory.add(init);
-        const port = await freePort();
-        const apiUrl = `http://127.0.0.1:${port}`;
-        const env = { DATABASE_URL: database.url, AGENT_SERVER_URL: apiUrl };
-        server = start(
-          [
-            cli,
-            'dev',
-            '--port',
-            String(port),
-            '--host',
-            '127.0.0.1',
-            '--no-browser',
-            '--no-reload',
-          ],
-          env,
-        );
-        client = new Client({ apiUrl });
-        await until(
-          'the Agent Server',
-          async () => ((await fetch(`${apiUrl}/ok`)).ok ? true : undefined),
-          START_MS,
-          logs,
-        );
-        resumer = start([tsx, 'resumer.ts'], env);
-        await until(
-          'the resumer',
-          async () => (resumer!.output().includes('resuming ') ? true : undefined),
-          START_MS,
-          logs,
-        );
+        deployment = await startDeployment(exampleDir, database.url);
+        client = new Client({ apiUrl: deployment.apiUrl });
       },
       2 * START_MS + 30_000,
     );
 
     afterAll(async () => {
-      await stop(resumer?.child);
-      await stop(server?.child);
+      await deployment?.stop();
       await database?.close();
     }, 60_000);
 

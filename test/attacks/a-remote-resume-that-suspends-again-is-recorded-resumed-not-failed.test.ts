@@ -23,9 +23,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalManager } from '../../src/approvals/index.js';
 import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
 import { migrate } from '../../src/db/index.js';
-import { signAs, testApproverInits } from '../support/approvers.js';
-import { postgresUrl } from '../support/databases.js';
-import { approvalsIn } from '../support/proposals.js';
 import {
   exampleDir,
   type OpenedBackend,
@@ -33,7 +30,10 @@ import {
   START_MS,
   startDeployment,
   until,
-} from './fixtures/agent-server-harness.js';
+} from '../support/agent-server.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
+import { postgresUrl } from '../support/databases.js';
+import { approvalsIn } from '../support/proposals.js';
 
 describe.skipIf(!postgresUrl)(
   'a remote resume that suspends again is recorded resumed, not failed',

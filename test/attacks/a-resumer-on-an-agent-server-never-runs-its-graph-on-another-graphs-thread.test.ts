@@ -35,9 +35,6 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/index.js';
-import { signAs, testApproverInits } from '../support/approvers.js';
-import { postgresUrl } from '../support/databases.js';
-import { approvalsIn } from '../support/proposals.js';
 import {
   type OpenedBackend,
   openBackend,
@@ -45,7 +42,10 @@ import {
   startDeployment,
   twoGraphsDir,
   until,
-} from './fixtures/agent-server-harness.js';
+} from '../support/agent-server.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
+import { postgresUrl } from '../support/databases.js';
+import { approvalsIn } from '../support/proposals.js';
 
 describe.skipIf(!postgresUrl)(
   "a resumer on an Agent Server never runs its graph on another graph's thread",

@@ -11,9 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalManager } from '../../src/approvals/index.js';
 import { AuditLog, PostgresAuditStore } from '../../src/audit/index.js';
 import { migrate } from '../../src/db/index.js';
-import { signAs, testApproverInits } from '../support/approvers.js';
-import { postgresUrl } from '../support/databases.js';
-import { approvalsIn } from '../support/proposals.js';
 import {
   type BackendName,
   type OpenedBackend,
@@ -22,7 +19,10 @@ import {
   startDeployment,
   twoGraphsDir,
   until,
-} from './fixtures/agent-server-harness.js';
+} from '../support/agent-server.js';
+import { signAs, testApproverInits } from '../support/approvers.js';
+import { postgresUrl } from '../support/databases.js';
+import { approvalsIn } from '../support/proposals.js';
 
 const RECHECK = { type: 'veridex.recheck' };
 const TEST_MS = 300_000;
