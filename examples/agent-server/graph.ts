@@ -39,46 +39,56 @@ const refund = tool({
   },
 });
 
-const tools = governedToolNode({
-  tools: [refund],
-  agentId: AGENT_ID,
-  audit,
-  // Approvers are registered with `veridex approvers add`; only their signed decisions count.
-  approvals: new ApprovalManager({ db, audit }),
-  policy: new PolicyEngine({
-    audit,
-    rules: [
-      rules.argumentThreshold({ argument: 'amount', atLeast: '100', route: 'human_required' }),
-    ],
-  }),
-});
-
 /**
- * A stand-in for your model (no key needed): asks for the refund a "refund <order> <amount>"
- * message names, and reports the tool's answer. Bind your chat model to `tools.tools` instead.
+ * The governed refund graph for the agent `agentId` (its governance's proposer), reporting the
+ * tool's answer after `reply`. Exported so a second agent of the same shape can be served
+ * beside it (the tests' payout-bot); one deployment needs only `graph` below.
  */
-function model(state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig) {
-  const last = state.messages.at(-1) as BaseMessage;
-  if (last.getType() === 'tool') return { messages: [new AIMessage(`Done: ${last.content}`)] };
-  const [, orderId = 'A-1', amount = '0'] = String(last.content).split(/\s+/);
-  const id = `call_${String(config.configurable?.thread_id).slice(0, 40)}_${state.messages.length}`;
-  return {
-    messages: [
-      new AIMessage({
-        content: '',
-        tool_calls: [{ name: 'refund', args: { orderId, amount }, id }],
-      }),
-    ],
-  };
+export function refundGraph(agentId: string, reply = 'Done') {
+  const tools = governedToolNode({
+    tools: [refund],
+    agentId,
+    audit,
+    // Approvers are registered with `veridex approvers add`; only their signed decisions count.
+    approvals: new ApprovalManager({ db, audit }),
+    policy: new PolicyEngine({
+      audit,
+      rules: [
+        rules.argumentThreshold({ argument: 'amount', atLeast: '100', route: 'human_required' }),
+      ],
+    }),
+  });
+
+  /**
+   * A stand-in for your model (no key needed): asks for the refund a "refund <order> <amount>"
+   * message names, and reports the tool's answer. Bind your chat model to `tools.tools` instead.
+   */
+  function model(state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig) {
+    const last = state.messages.at(-1) as BaseMessage;
+    if (last.getType() === 'tool')
+      return { messages: [new AIMessage(`${reply}: ${last.content}`)] };
+    const [, orderId = 'A-1', amount = '0'] = String(last.content).split(/\s+/);
+    const id = `call_${String(config.configurable?.thread_id).slice(0, 40)}_${state.messages.length}`;
+    return {
+      messages: [
+        new AIMessage({
+          content: '',
+          tool_calls: [{ name: 'refund', args: { orderId, amount }, id }],
+        }),
+      ],
+    };
+  }
+
+  // No checkpointer here: the Agent Server supplies its own.
+  return new StateGraph(MessagesAnnotation)
+    .addNode('model', model)
+    .addNode('tools', tools)
+    .addEdge(START, 'model')
+    .addConditionalEdges('model', (state) =>
+      (state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END,
+    )
+    .addConditionalEdges('tools', routeAfterTools('model'), ['model', END])
+    .compile();
 }
 
-// No checkpointer here: the Agent Server supplies its own.
-export const graph = new StateGraph(MessagesAnnotation)
-  .addNode('model', model)
-  .addNode('tools', tools)
-  .addEdge(START, 'model')
-  .addConditionalEdges('model', (state) =>
-    (state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END,
-  )
-  .addConditionalEdges('tools', routeAfterTools('model'), ['model', END])
-  .compile();
+export const graph = refundGraph(AGENT_ID);
