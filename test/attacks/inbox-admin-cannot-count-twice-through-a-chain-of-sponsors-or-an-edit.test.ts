@@ -4,7 +4,7 @@ import { afterEach, expect, it } from 'vitest';
 import type { ApprovalsInterrupt } from '../../src/nodes/index.js';
 import { signAs, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { postToInbox, startTestInbox, type TestInbox } from '../support/inbox.js';
 import { insiderGraph, suspendedOn } from '../support/insider-graph.js';
 import type { SoftAuthenticator } from '../support/soft-authenticator.js';
 
@@ -31,18 +31,7 @@ describeEachDatabase('an inbox admin who chains sponsors', (context) => {
   });
 
   const post = (path: string, body: unknown, browser?: Browser, token?: string) =>
-    inbox!.call(path, {
-      method: 'POST',
-      body: JSON.stringify(body),
-      ...(token ? { token } : {}),
-      headers: browser
-        ? {
-            cookie: browser.cookie,
-            'x-csrf-token': browser.csrfToken,
-            origin: inbox!.server.origin,
-          }
-        : {},
-    });
+    postToInbox(inbox!, path, body, browser, token);
 
   it('cannot enrol her own passkey as erin, a second admin the operator added without a key, so she never holds an admin key to sponsor a puppet through', async () => {
     inbox = await startTestInbox(context.db());

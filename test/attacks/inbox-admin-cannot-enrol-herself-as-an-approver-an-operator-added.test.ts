@@ -6,7 +6,7 @@ import { PostgresApproverDirectory, webauthnKeyId } from '../../src/identity/ind
 import { InvitationStore } from '../../src/server/index.js';
 import { signAs } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { postToInbox, startTestInbox, type TestInbox } from '../support/inbox.js';
 import { escalate, transferProposal } from '../support/proposals.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
@@ -60,18 +60,7 @@ describeEachDatabase(
     });
 
     const post = (path: string, body: unknown, browser?: Browser, token?: string) =>
-      inbox!.call(path, {
-        method: 'POST',
-        body: JSON.stringify(body),
-        ...(token ? { token } : {}),
-        headers: browser
-          ? {
-              cookie: browser.cookie,
-              'x-csrf-token': browser.csrfToken,
-              origin: inbox!.server.origin,
-            }
-          : {},
-      });
+      postToInbox(inbox!, path, body, browser, token);
 
     async function register(link: string, device: SoftAuthenticator) {
       const invitation = link.slice(link.lastIndexOf('/') + 1);

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { webauthnKeyId } from '../../src/identity/index.js';
 import { signAs } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { postToInbox, startTestInbox, type TestInbox } from '../support/inbox.js';
 import { escalate, transferProposal } from '../support/proposals.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
@@ -29,18 +29,7 @@ describeEachDatabase('an inbox admin who mints identities', (context) => {
   });
 
   const post = (path: string, body: unknown, browser?: Browser, token?: string) =>
-    inbox!.call(path, {
-      method: 'POST',
-      body: JSON.stringify(body),
-      ...(token ? { token } : {}),
-      headers: browser
-        ? {
-            cookie: browser.cookie,
-            'x-csrf-token': browser.csrfToken,
-            origin: inbox!.server.origin,
-          }
-        : {},
-    });
+    postToInbox(inbox!, path, body, browser, token);
 
   it('invites a brand-new approver "alice-ops" and enrols her own passkey as it: her two votes do not make a dual approval', async () => {
     inbox = await startTestInbox(context.db());

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { ApprovalManager } from '../../src/approvals/index.js';
 import { identityKey, webauthnKeyId } from '../../src/identity/index.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { postToInbox, startTestInbox, type TestInbox } from '../support/inbox.js';
 import { escalate, transferProposal } from '../support/proposals.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
@@ -43,18 +43,7 @@ describeEachDatabase(
     });
 
     const post = (path: string, body: unknown, browser?: Browser, token?: string) =>
-      inbox!.call(path, {
-        method: 'POST',
-        body: JSON.stringify(body),
-        ...(token ? { token } : {}),
-        headers: browser
-          ? {
-              cookie: browser.cookie,
-              'x-csrf-token': browser.csrfToken,
-              origin: inbox!.server.origin,
-            }
-          : {},
-      });
+      postToInbox(inbox!, path, body, browser, token);
 
     it('the look-alike "аlice" is refused as a second approver, and cannot approve a transfer only alice may approve', async () => {
       const db = context.db();

@@ -5,7 +5,7 @@ import { ed25519KeyId, sha256Hex } from '../../src/audit/index.js';
 import { webauthnKeyId } from '../../src/identity/index.js';
 import { signAs, testKey } from '../support/approvers.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { startTestInbox, type TestInbox } from '../support/inbox.js';
+import { postToInbox, startTestInbox, type TestInbox } from '../support/inbox.js';
 import { escalate, transferProposal } from '../support/proposals.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
@@ -41,18 +41,7 @@ describeEachDatabase('an insider who writes the inbox tables', (context) => {
   });
 
   const post = (path: string, body: unknown, browser?: Browser, token?: string) =>
-    inbox!.call(path, {
-      method: 'POST',
-      body: JSON.stringify(body),
-      ...(token ? { token } : {}),
-      headers: browser
-        ? {
-            cookie: browser.cookie,
-            'x-csrf-token': browser.csrfToken,
-            origin: inbox!.server.origin,
-          }
-        : {},
-    });
+    postToInbox(inbox!, path, body, browser, token);
 
   /** Opens an invitation link with a fresh authenticator, as whoever holds the link would. */
   async function enrol(invitation: string): Promise<Browser> {

@@ -179,3 +179,30 @@ export async function openEventStream(
     });
   return { events, next, close: () => controller.abort(), ended };
 }
+
+/** A browser's inbox session: its cookie and CSRF token (what a sign-in or enrolment returns). */
+export interface BrowserSession {
+  cookie: string;
+  csrfToken: string;
+}
+
+/**
+ * POSTs `body` as JSON to the inbox: as a browser holding `browser`'s session (cookie, CSRF
+ * token, the inbox's own origin), with a bearer `token`, or with neither.
+ */
+export function postToInbox(
+  inbox: TestInbox,
+  path: string,
+  body: unknown,
+  browser?: BrowserSession,
+  token?: string,
+): Promise<Response> {
+  return inbox.call(path, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    ...(token ? { token } : {}),
+    headers: browser
+      ? { cookie: browser.cookie, 'x-csrf-token': browser.csrfToken, origin: inbox.server.origin }
+      : {},
+  });
+}
