@@ -1,4 +1,4 @@
-import { canonicalJson } from '../audit/index.js';
+import { canonicalJson, type TraceEvent } from '../audit/index.js';
 import { webauthnKeyId } from '../audit/webauthn-assertion.js';
 import { VeridexError } from '../errors/index.js';
 import {
@@ -22,14 +22,17 @@ import { invitationHash } from './invitations.js';
  * the directory history records added. Otherwise an admin could revoke (or an insider unseal or
  * delete) someone's keys and then enrol her own as theirs (README "Approvals inbox", enrolment).
  */
-export async function needsConsent(inbox: InboxContext, approver: Approver): Promise<boolean> {
+export async function needsConsent(
+  inbox: InboxContext,
+  approver: Approver,
+  history = directoryHistory(inbox),
+): Promise<boolean> {
   if (approver.keys.length > 0) return true;
   // The sealed keys are not the whole story: a key row whose seal an insider broke, or one he
   // deleted, was still held — its row, or the hash-chained directory history, says so.
   const { rows } = await inbox.db.query(ANY_KEY_ROW, [approver.id]);
   if (rows.length > 0) return true;
-  const history = await inbox.audit.events(DIRECTORY_AUDIT_THREAD);
-  return history.some(
+  return (await history()).some(
     (event) =>
       event.type === 'directory_changed' &&
       event.payload.change === 'key_added' &&
@@ -39,6 +42,18 @@ export async function needsConsent(inbox: InboxContext, approver: Approver): Pro
 }
 
 const ANY_KEY_ROW = 'SELECT 1 FROM veridex_approver_keys WHERE approver_id = $1 LIMIT 1';
+
+/**
+ * The hash-chained directory history, read once when first asked for: an enrolment asks
+ * {@link needsConsent} and then {@link inboxEnrolmentRefusal}, which both read it.
+ */
+export function directoryHistory(inbox: InboxContext): () => Promise<readonly TraceEvent[]> {
+  let read: Promise<readonly TraceEvent[]> | undefined;
+  return () => {
+    read ??= inbox.audit.events(DIRECTORY_AUDIT_THREAD);
+    return read;
+  };
+}
 
 /**
  * Why an admin's inbox invitation may not enrol `approver` without their consent, if it may not
@@ -53,12 +68,12 @@ export async function inboxEnrolmentRefusal(
   inbox: InboxContext,
   approver: Approver,
   admin: string,
+  history = directoryHistory(inbox),
 ): Promise<string | undefined> {
   if (approver.roles.length > 0) {
     return `${approver.id} holds roles an operator granted; only the operator's invitation (\`veridex approvers invite ${approver.id}\`) enrols them`;
   }
-  const history = await inbox.audit.events(DIRECTORY_AUDIT_THREAD);
-  const added = history.findLast(
+  const added = (await history()).findLast(
     (event) =>
       event.type === 'directory_changed' &&
       event.payload.change === 'approver_added' &&

@@ -33,6 +33,7 @@ import {
 import { ChallengeStore } from './challenge-store.js';
 import {
   checkEnrolmentProof,
+  directoryHistory,
   inboxEnrolmentRefusal,
   issueEnrolmentStatement,
   needsConsent,
@@ -159,7 +160,8 @@ export class Passkeys {
     if (!verified.verified) throw passkeyInvalid('registration does not verify');
     const { credential } = verified.registrationInfo;
     const keyId = webauthnKeyId(credential.id);
-    const consent = (await needsConsent(this.#inbox, approver))
+    const history = directoryHistory(this.#inbox);
+    const consent = (await needsConsent(this.#inbox, approver, history))
       ? await checkEnrolmentProof(this.#inbox, {
           approver,
           invitation: invitation as string,
@@ -171,7 +173,12 @@ export class Passkeys {
       : undefined;
     if (!consent && createdBy.via === 'session') {
       // Checked again here: roles granted, or the approver re-added, since the link was issued.
-      const refusal = await inboxEnrolmentRefusal(this.#inbox, approver, createdBy.approver);
+      const refusal = await inboxEnrolmentRefusal(
+        this.#inbox,
+        approver,
+        createdBy.approver,
+        history,
+      );
       if (refusal) throw new VeridexError('enrolment_unproven', refusal);
     }
     const algorithm = registration.response.publicKeyAlgorithm;

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { VeridexError } from '../../errors/index.js';
 import { type Approver, canonicalIdentity, recordDirectoryChange } from '../../identity/index.js';
 import { requireSession } from '../authenticate.js';
-import { inboxEnrolmentRefusal, needsConsent } from '../enrolment-proof.js';
+import { directoryHistory, inboxEnrolmentRefusal, needsConsent } from '../enrolment-proof.js';
 import { badInput } from '../http-error.js';
 import type { InboxContext, InboxEnv } from '../inbox-context.js';
 import { invitationLink } from '../invitations.js';
@@ -132,8 +132,9 @@ export function passkeyRoutes(inbox: InboxContext, passkeys: Passkeys): Hono<Inb
       );
     }
     const existing = await inbox.approvals.directory.get(id);
-    if (existing && !(await needsConsent(inbox, existing))) {
-      const refusal = await inboxEnrolmentRefusal(inbox, existing, session.approverId);
+    const history = directoryHistory(inbox);
+    if (existing && !(await needsConsent(inbox, existing, history))) {
+      const refusal = await inboxEnrolmentRefusal(inbox, existing, session.approverId, history);
       if (refusal) throw new VeridexError('invitation_not_allowed', refusal);
     }
     if (!existing) {
